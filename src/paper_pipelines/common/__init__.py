@@ -1,0 +1,1 @@
+"""Code that two or more papers share: parameter validation, seeding, devices, offline models."""

@@ -1,0 +1,5 @@
+"""Project-owned Kedro datasets."""
+
+from paper_pipelines.datasets.torch_dataset import TorchDataset
+
+__all__ = ["TorchDataset"]

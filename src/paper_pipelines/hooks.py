@@ -1,0 +1,180 @@
+"""Project hooks: clear errors before a run starts, and a run record for every run."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import resource
+import subprocess
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from kedro.framework.hooks import hook_impl
+from kedro.io import AbstractVersionedDataset, MemoryDataset
+
+logger = logging.getLogger(__name__)
+
+RUN_RECORD = "run_record"
+
+
+class InputCheckHooks:
+    """Fail before any node runs when a parameter block or an input file is missing."""
+
+    @hook_impl
+    def before_pipeline_run(self, run_params: dict[str, Any], pipeline, catalog) -> None:
+        missing_params = sorted(
+            name for name in pipeline.inputs() if name.startswith("params:") and name not in catalog
+        )
+        if missing_params:
+            slugs = sorted({name.removeprefix("params:").split(".")[0] for name in missing_params})
+            files = ", ".join(f"conf/base/parameters/{slug}.yml" for slug in slugs)
+            raise ValueError(
+                f"Parameters {missing_params} are not defined. Each paper reads its parameters from "
+                f"a top-level key named after its slug in {files}; restore that file (git checkout "
+                f"conf/base/parameters/) or pass the keys with --params."
+            )
+        for name in sorted(pipeline.inputs()):
+            if name.startswith("params:") or name == "parameters" or name not in catalog:
+                continue
+            dataset = catalog.get(name)
+            if isinstance(dataset, MemoryDataset):
+                continue
+            if not catalog.exists(name):
+                described = getattr(dataset, "_filepath", None) or dataset
+                raise FileNotFoundError(
+                    f"Input dataset '{name}' has no data at {described}. Run the nodes that produce it "
+                    f"first (kedro run --pipeline={name.split('.')[0]}), or place the file there; "
+                    f"nothing was run or written."
+                )
+
+
+def _git_commit(project_path: Path) -> dict[str, Any]:
+    def git(*args: str) -> str:
+        return subprocess.run(
+            ["git", *args], cwd=project_path, capture_output=True, text=True, timeout=10, check=True
+        ).stdout.strip()
+
+    try:
+        return {"commit": git("rev-parse", "HEAD"), "dirty": bool(git("status", "--porcelain"))}
+    except (OSError, subprocess.SubprocessError):
+        return {"commit": None, "dirty": None}
+
+
+def _params_hash(parameters: dict[str, Any], namespaces: list[str]) -> dict[str, str]:
+    """sha256 (first 16 hex) of each namespace's resolved parameter block."""
+    hashes = {}
+    for ns in namespaces:
+        if ns in parameters:
+            blob = json.dumps(parameters[ns], sort_keys=True, default=str).encode()
+            hashes[ns] = hashlib.sha256(blob).hexdigest()[:16]
+    return hashes
+
+
+def _dataset_versions(catalog, names: set[str], which: str) -> dict[str, str | None]:
+    """Resolved load or save version of every versioned dataset in `names`."""
+    versions = {}
+    for name in sorted(names):
+        if name.startswith("params:") or name == "parameters" or name not in catalog:
+            continue
+        dataset = catalog.get(name)
+        if not isinstance(dataset, AbstractVersionedDataset):
+            continue
+        try:
+            versions[name] = (
+                dataset.resolve_load_version()
+                if which == "load"
+                else dataset.resolve_save_version()
+            )
+        except Exception:  # a version that does not exist yet is recorded as None
+            versions[name] = None
+    return versions
+
+
+def _runner_name(runner: Any) -> str | None:
+    if runner is None or isinstance(runner, str):
+        return runner
+    return type(runner).__name__
+
+
+def _peak_memory_mb() -> dict[str, float]:
+    # ru_maxrss is in kB on Linux.
+    return {
+        "self": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "children": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024,
+    }
+
+
+class RunRecordHooks:
+    """Writes one versioned JSON record per run to the `run_record` dataset.
+
+    The record is computed on the driver from the pipeline and the catalog, so it is complete
+    under every runner; node timings come from node hooks and are present for in-process runners.
+    """
+
+    def __init__(self) -> None:
+        self._started = 0.0
+        self._node_seconds: dict[str, float] = {}
+        self._node_start: dict[str, float] = {}
+
+    @hook_impl
+    def before_pipeline_run(self, run_params, pipeline, catalog) -> None:
+        self._started = time.perf_counter()
+        self._started_at = datetime.now(UTC).isoformat(timespec="seconds")
+        self._node_seconds, self._node_start = {}, {}
+
+    @hook_impl
+    def before_node_run(self, node) -> None:
+        self._node_start[node.name] = time.perf_counter()
+
+    @hook_impl
+    def after_node_run(self, node) -> None:
+        start = self._node_start.pop(node.name, None)
+        if start is not None:
+            self._node_seconds[node.name] = round(time.perf_counter() - start, 3)
+
+    @hook_impl
+    def after_pipeline_run(self, run_params, pipeline, catalog) -> None:
+        self._write(run_params, pipeline, catalog, status="success", error=None)
+
+    @hook_impl
+    def on_pipeline_error(self, error, run_params, pipeline, catalog) -> None:
+        self._write(run_params, pipeline, catalog, status="failed", error=repr(error))
+
+    def _write(self, run_params, pipeline, catalog, status: str, error: str | None) -> None:
+        if RUN_RECORD not in catalog:
+            return
+        namespaces = sorted({n.namespace.split(".")[0] for n in pipeline.nodes if n.namespace})
+        try:
+            parameters = catalog.load("parameters")
+        except Exception:
+            parameters = {}
+        record_ds = catalog.get(RUN_RECORD)
+        record = {
+            "run_id": run_params.get("run_id"),
+            "save_version": record_ds.resolve_save_version(),
+            "status": status,
+            "error": error,
+            "started_at": getattr(self, "_started_at", None),
+            "wall_seconds": round(time.perf_counter() - self._started, 3),
+            "pipelines": run_params.get("pipeline_names") or ["__default__"],
+            "namespaces": namespaces,
+            "env": run_params.get("env"),
+            "runner": _runner_name(run_params.get("runner")),
+            "runtime_params": run_params.get("runtime_params") or {},
+            "load_versions_pinned": run_params.get("load_versions") or {},
+            "kedro_version": run_params.get("kedro_version"),
+            "git": _git_commit(Path(run_params.get("project_path") or ".")),
+            "params_hash": _params_hash(parameters, namespaces),
+            "inputs": _dataset_versions(catalog, pipeline.inputs(), "load"),
+            "outputs": _dataset_versions(catalog, pipeline.all_outputs(), "save"),
+            "node_seconds": self._node_seconds,
+            "peak_memory_mb": _peak_memory_mb(),
+        }
+        try:
+            catalog.save(RUN_RECORD, record)
+            logger.info("Run record %s saved (%s)", record["save_version"], status)
+        except Exception as exc:  # a failed record must never mask the run's own outcome
+            logger.warning("Could not save the run record: %s", exc)

@@ -1,0 +1,23 @@
+"""Kedro project settings: config loading, hooks and offline defaults."""
+
+import os
+
+from kedro.config import OmegaConfigLoader
+
+from paper_pipelines.hooks import InputCheckHooks, RunRecordHooks
+
+# Offline by default for every run, test and notebook: no model hub, no telemetry.
+for _var in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE"):
+    os.environ.setdefault(_var, "1")
+os.environ.setdefault("KEDRO_DISABLE_TELEMETRY", "1")
+os.environ.setdefault("DO_NOT_TRACK", "1")
+
+HOOKS = (InputCheckHooks(), RunRecordHooks())
+
+CONFIG_LOADER_CLASS = OmegaConfigLoader
+CONFIG_LOADER_ARGS = {
+    "base_env": "base",
+    "default_run_env": "local",
+    # An environment overrides only the keys it names (conf/fast/parameters/<slug>.yml sets sizes only).
+    "merge_strategy": {"parameters": "soft", "globals": "soft"},
+}
