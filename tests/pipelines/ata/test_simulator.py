@@ -1,0 +1,96 @@
+"""Baselines and the simulator: GTA against a naive event loop, common random numbers, the claims."""
+
+import numpy as np
+import pytest
+
+from paper_pipelines.pipelines.ata.baselines import (
+    fta_allocation,
+    gta_round_time_event_loop,
+    gta_round_times,
+    uta_allocations,
+)
+from paper_pipelines.pipelines.ata.cost_model import (
+    mean_task_times,
+    sample_task_times,
+    split_mean,
+    sub_exponential_norms,
+)
+from paper_pipelines.pipelines.ata.simulator import POLICIES, simulate_policies
+
+
+def instance(n: int, seed: int = 0):
+    mu = mean_task_times(n, 1.0, 1.0)[np.random.default_rng([seed, 11]).permutation(n)]
+    shift, spread = split_mean(mu, 1.0)
+    alpha = sub_exponential_norms(spread, "shifted_exponential")
+    return shift, spread, float(alpha.max()), float((alpha / mu).max())
+
+
+def test_gta_round_time_by_hand():
+    # Worker 0 finishes at 1, 2, 3; worker 1 at 1.5, 3.0: the 4th completion is at 3.0.
+    X = np.array([[[1.0, 1.0, 1.0, 1.0], [1.5, 1.5, 1.5, 1.5]]])
+    assert gta_round_times(X, 4)[0] == 3.0
+    assert gta_round_time_event_loop(X[0], 4) == 3.0
+
+
+def test_gta_vectorised_equals_event_loop():
+    shift, spread, _, _ = instance(13)
+    X = sample_task_times(shift, spread, "shifted_exponential", 300, 6, np.random.default_rng(2))
+    fast = gta_round_times(X, 6)
+    naive = [gta_round_time_event_loop(X[r], 6) for r in range(300)]
+    assert fast == pytest.approx(naive, rel=1e-12)
+
+
+def test_fta_and_uta_allocations():
+    assert fta_allocation(np.array([1.0, 2.0, 4.0]), 3).tolist() == [2, 1, 0]
+    rng = np.random.default_rng(0)
+    uta = uta_allocations(5, 7, 100, rng, "random")
+    assert (uta.sum(axis=1) == 7).all()
+    even = uta_allocations(5, 7, 3, rng, "even")
+    assert sorted(even[0].tolist()) == [1, 1, 1, 2, 2]
+    with pytest.raises(ValueError, match="unknown uta_mode"):
+        uta_allocations(5, 7, 1, rng, "round_robin")
+
+
+def test_common_random_numbers_across_policy_subsets():
+    shift, spread, alpha, eta = instance(7)
+    full = simulate_policies(
+        shift, spread, "shifted_exponential", 3, 120, list(POLICIES), 4, alpha, eta
+    )
+    alone = simulate_policies(
+        shift, spread, "shifted_exponential", 3, 120, ["ATA_EMP", "FTA"], 4, alpha, eta, block=37
+    )
+    for p in ("FTA", "ATA_EMP"):
+        a = full[full.policy == p]["round_time"].to_numpy()
+        b = alone[alone.policy == p]["round_time"].to_numpy()
+        assert a == pytest.approx(b)
+
+
+def test_simulator_rejects_unknown_policy():
+    shift, spread, alpha, eta = instance(3)
+    with pytest.raises(ValueError, match="policies must be"):
+        simulate_policies(shift, spread, "shifted_exponential", 2, 5, ["ATA", "OPT"], 0, alpha, eta)
+
+
+def test_claims_at_moderate_scale():
+    """Acceptance checks 1-3 on a smaller instance (n=11, B=5, K=3000; the timing layer only)."""
+    shift, spread, alpha, eta = instance(11)
+    K = 3000
+    log = simulate_policies(
+        shift, spread, "shifted_exponential", 5, K, list(POLICIES), 0, alpha, eta
+    )
+    tot = log.groupby("policy")[["round_time", "worker_time"]].sum()
+    rt, wt = (
+        tot["round_time"] / tot.loc["FTA", "round_time"],
+        tot["worker_time"] / tot.loc["FTA", "worker_time"],
+    )
+    # Resource efficiency and near-oracle speed.
+    assert wt["GTA"] / wt["ATA_EMP"] > 2 and wt["UTA"] / wt["ATA_EMP"] > 2
+    assert rt["GTA"] < 1 < rt["ATA_EMP"] < rt["ATA"] < rt["UTA"]
+    # Learning: the proxy ratio falls from the first to the last 20% of rounds.
+    first, last = log[log.k <= 0.2 * K], log[log.k > 0.8 * K]
+    for p in ("ATA", "ATA_EMP"):
+        assert (
+            last[last.policy == p].proxy_ratio.mean() < first[first.policy == p].proxy_ratio.mean()
+        )
+    assert last[last.policy == "ATA_EMP"].proxy_ratio.mean() < 1.3
+    assert (log[log.policy == "FTA"].proxy_ratio == 1.0).all()
