@@ -94,3 +94,16 @@ def test_claims_at_moderate_scale():
         )
     assert last[last.policy == "ATA_EMP"].proxy_ratio.mean() < 1.3
     assert (log[log.policy == "FTA"].proxy_ratio == 1.0).all()
+
+
+@pytest.mark.parametrize("family", ["lognormal", "pareto"])
+def test_other_time_families_run_with_a_misspecified_alpha(family):
+    mu = mean_task_times(7, 1.0, 1.0)
+    shift, spread = split_mean(mu, 1.0)
+    alpha = sub_exponential_norms(spread, family, 1.0, 3.0)
+    log = simulate_policies(
+        shift, spread, family, 3, 200, list(POLICIES), 0, alpha.max(), (alpha / mu).max()
+    )
+    assert np.isfinite(log["round_time"]).all() and (log["round_time"] > 0).all()
+    tot = log.groupby("policy")["worker_time"].sum()
+    assert tot["GTA"] > tot["FTA"] and tot["UTA"] > tot["FTA"]

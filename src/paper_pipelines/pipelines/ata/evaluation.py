@@ -156,8 +156,8 @@ def regret_plot(round_log: pd.DataFrame) -> Figure:
     fig = Figure(figsize=(6, 4))
     ax = fig.add_subplot()
     for policy, frame in round_log.groupby("policy", sort=False):
-        if frame["proxy_ratio"].isna().all():
-            continue
+        if frame["proxy_ratio"].isna().all() or policy == "FTA":
+            continue  # GTA has no allocation; FTA's regret is 0 by definition
         frame = frame.sort_values("k")
         ax.plot(
             frame["k"],
@@ -169,6 +169,7 @@ def regret_plot(round_log: pd.DataFrame) -> Figure:
     ax.set_ylabel("cumulative proxy regret / l(a*, mu)")
     ax.set_xscale("log")
     ax.set_yscale("symlog", linthresh=1.0)
+    ax.set_ylim(bottom=0.0)
     ax.legend()
     ax.grid(alpha=0.3)
     return fig
