@@ -32,17 +32,29 @@ def run_session(project_path: Path, pipeline: str, env: str = "fast", **run_kwar
     """Run one registered pipeline through a real KedroSession rooted at ``project_path``.
 
     Extra keyword arguments go to ``session.run`` (e.g. ``load_versions``); ``runtime_params``
-    is passed to ``KedroSession.create`` like ``kedro run --params``.
+    (dotted keys, like ``kedro run --params "dlp.seed=1"``) go to ``KedroSession.create``.
     """
     from kedro.framework.session import KedroSession
     from kedro.framework.startup import bootstrap_project
 
-    runtime_params = run_kwargs.pop("runtime_params", None)
+    runtime_params = _nest(run_kwargs.pop("runtime_params", None) or {})
     bootstrap_project(project_path)
     with KedroSession.create(
-        project_path=project_path, env=env, runtime_params=runtime_params
+        project_path=project_path, env=env, runtime_params=runtime_params or None
     ) as session:
         return session.run(pipeline_names=[pipeline], **run_kwargs)
+
+
+def _nest(dotted: dict[str, Any]) -> dict[str, Any]:
+    """{"a.b.c": 1} -> {"a": {"b": {"c": 1}}}, as the CLI does with --params."""
+    nested: dict[str, Any] = {}
+    for key, value in dotted.items():
+        *parents, leaf = key.split(".")
+        node = nested
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[leaf] = value
+    return nested
 
 
 def versions_of(path: Path) -> list[str]:

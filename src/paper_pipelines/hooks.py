@@ -94,9 +94,11 @@ def _dataset_versions(catalog, names: set[str], which: str) -> dict[str, str | N
 
 
 def _runner_name(runner: Any) -> str | None:
-    if runner is None or isinstance(runner, str):
-        return runner
-    return type(runner).__name__
+    if runner in (None, "None"):  # KedroSession.run without a runner uses SequentialRunner
+        return "SequentialRunner"
+    text = runner if isinstance(runner, str) else type(runner).__name__
+    # run_params carries the runner's repr ("<kedro.runner....SequentialRunner object at 0x...>")
+    return text.strip("<>").split(" object")[0].rsplit(".", 1)[-1]
 
 
 def _peak_memory_mb() -> dict[str, float]:

@@ -1,0 +1,120 @@
+"""dlp end to end in the fast environment, through a real KedroSession in a project copy."""
+
+import numpy as np
+import pytest
+import torch
+from kedro.io.core import Version
+
+from paper_pipelines.common.params import ParameterError
+from paper_pipelines.datasets import TorchDataset
+from tests.kedro_helpers import files_under, latest_json, run_session, versions_of
+
+CONTRACT = {
+    "dense_ppl",
+    "ppl_uniform",
+    "ppl_owl",
+    "ppl_dlp",
+    "actual_sparsity_dlp",
+    "target_sparsity",
+    "model_name",
+}
+
+
+@pytest.fixture(scope="module")
+def fast_run(tmp_path_factory):
+    """One fast run shared by the checks below (about 15 s of pipeline time)."""
+    from tests.kedro_helpers import make_project_copy
+
+    project = make_project_copy(tmp_path_factory.mktemp("dlp") / "project")
+    run_session(project, "dlp", env="fast")
+    return project
+
+
+def test_fast_run_writes_versioned_outputs(fast_run):
+    root = fast_run / "data/fast"
+    metrics = latest_json(root / "08_reporting/dlp/metrics.json")
+    assert set(metrics) >= CONTRACT
+    assert metrics["target_sparsity"] == 0.5
+    # spec check 2 at fast scale: every allocation within rounding of the target (C_in = 64 here)
+    assert abs(metrics["actual_sparsity_dlp"] - 0.5) < 0.02
+    assert metrics["lora_masks_intact"] is True
+    for name in (
+        "08_reporting/dlp/results.parquet",
+        "08_reporting/dlp/allocation_plot.png",
+        "08_reporting/dlp/perplexity_plot.png",
+        "07_model_output/dlp/layer_scores_table.parquet",
+        "07_model_output/dlp/layer_sparsities.json",
+        "06_models/dlp/pruned_masks_model.pt",
+        "05_model_input/dlp/calibration_windows.pt",
+    ):
+        assert len(versions_of(root / name)) == 1, name
+
+
+def test_results_table_covers_every_allocation_and_base(fast_run):
+    import pandas as pd
+
+    path = fast_run / "data/fast/08_reporting/dlp/results.parquet"
+    results = pd.read_parquet(path / versions_of(path)[-1] / "results.parquet")
+    assert len(results) == 9  # 3 allocations x 3 base pruners (conf/fast/parameters/dlp.yml)
+    assert set(results["allocation"]) == {"uniform", "owl", "dlp"}
+    assert set(results["base"]) == {"wanda", "sparsegpt", "magnitude"}
+    assert (results["perplexity"] > 1).all()
+    assert (results["actual_sparsity"].between(0.45, 0.55)).all()
+
+
+def test_allocation_json_has_mean_sparsity_equal_to_target(fast_run):
+    sparsities = latest_json(fast_run / "data/fast/07_model_output/dlp/layer_sparsities.json")
+    for key in ("uniform@0.5", "owl@0.5", "dlp@0.5"):
+        assert abs(sum(sparsities[key]) / len(sparsities[key]) - 0.5) < 1e-9
+
+
+def test_saved_masks_reload_and_match_the_target(fast_run):
+    path = fast_run / "data/fast/06_models/dlp/pruned_masks_model.pt"
+    masks = TorchDataset(filepath=str(path), version=Version(None, None)).load()
+    total = pruned = 0
+    for name, shape in zip(masks["names"], masks["shapes"], strict=True):
+        bits = masks[f"mask.{name}"].numpy()
+        mask = np.unpackbits(bits)[: int(np.prod(shape))]
+        total, pruned = total + mask.size, pruned + int(mask.sum())
+    assert abs(pruned / total - 0.5) < 0.02
+    assert isinstance(masks[f"mask.{masks['names'][0]}"], torch.Tensor)
+
+
+def test_run_record_names_inputs_outputs_and_timings(fast_run):
+    record = latest_json(fast_run / "data/fast/09_tracking/run_record.json")
+    assert record["status"] == "success" and record["pipelines"] == ["dlp"]
+    assert record["env"] == "fast" and record["runner"] == "SequentialRunner"
+    assert "dlp" in record["params_hash"]
+    assert "dlp.metrics" in record["outputs"] and "dlp.calibration_windows" in record["outputs"]
+    assert record["node_seconds"]["dlp.prune_and_measure"] > 0
+    assert record["peak_memory_mb"]["self"] > 100
+
+
+def test_same_seed_same_metrics(fast_run, project_copy):
+    run_session(project_copy, "dlp", env="fast")
+    first = latest_json(fast_run / "data/fast/08_reporting/dlp/metrics.json")
+    second = latest_json(project_copy / "data/fast/08_reporting/dlp/metrics.json")
+    assert first == second
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ({"dlp.allocation.target_sparsity": 1.2}, r"dlp\.allocation\.target_sparsity = 1\.2"),
+        ({"dlp.allocation.methods": ["uniform", "magic"]}, r"dlp\.allocation\.methods\.1"),
+        ({"dlp.allocation.dlp.alpha": 0.45}, r"dlp\.allocation\.dlp\.alpha is too large"),
+        ({"dlp.pruner.bases": ["obs"]}, r"dlp\.pruner\.bases\.0"),
+        ({"dlp.data.eval_windows": 5000}, r"lower dlp\.data\.eval_windows"),
+        ({"dlp.model.source": "hf", "dlp.model.path": "/no/such/model"}, r"dlp\.model\.path"),
+    ],
+)
+def test_bad_input_fails_clearly_and_keeps_earlier_outputs(fast_run, override, message):
+    before = {p: p.stat().st_mtime_ns for p in files_under(fast_run / "data")}
+    with pytest.raises(Exception, match=message) as info:
+        run_session(fast_run, "dlp", env="fast", runtime_params=override)
+    assert isinstance(info.value, (ParameterError, ValueError, FileNotFoundError))
+    after = files_under(fast_run / "data")
+    # nothing earlier is touched; a failed run may add only its run record
+    assert all(p.stat().st_mtime_ns == t for p, t in before.items())
+    new = {p.relative_to(fast_run) for p in after - set(before)}
+    assert all("metrics" not in str(p) and "results" not in str(p) for p in new), new
