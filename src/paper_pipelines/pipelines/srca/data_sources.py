@@ -1,0 +1,139 @@
+"""Offline data for SRCA: synthetic spheres and circles, a synthetic cell cycle, the CO2 loop, sklearn tables.
+
+Each generator returns a dict with ``X`` (n x D float array) and, where known, the ground truth:
+``phase`` (angle in [0, 2 pi) of a cyclic process), ``labels``, ``center`` and ``radius``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def uniform_sphere(n: int, dim: int, rng: np.random.Generator) -> np.ndarray:
+    """n points uniform on the unit sphere S^{dim-1} (von Mises-Fisher with kappa = 0, as the repo's data)."""
+    g = rng.standard_normal((n, dim))
+    return g / np.linalg.norm(g, axis=1, keepdims=True)
+
+
+def noisy_sphere(
+    n: int, radius: float, center: float, noise: float, dim: int, seed: int
+) -> dict[str, np.ndarray]:
+    """The repo's Sphere set: S^{dim-1} of `radius` centred at (center, ..., center) plus N(0, noise^2) noise."""
+    rng = np.random.default_rng(seed)
+    c = np.full(dim, float(center))
+    X = c + radius * uniform_sphere(n, dim, rng) + noise * rng.standard_normal((n, dim))
+    return {"X": X, "center": c, "radius": np.array(radius)}
+
+
+def noisy_circle(
+    n: int, D: int, radius: float, noise: float, anisotropy: float, seed: int
+) -> dict[str, np.ndarray]:
+    """A circle of `radius` in a random 2-plane of R^D plus anisotropic Gaussian noise.
+
+    Noise standard deviation of ambient axis j is noise * a_j with a_j ~ U(1 - anisotropy, 1 + anisotropy);
+    ``phase`` is the true angle on the circle.
+    """
+    rng = np.random.default_rng(seed)
+    theta = rng.uniform(0.0, 2.0 * np.pi, n)
+    frame, _ = np.linalg.qr(rng.standard_normal((D, 2)))
+    offset = rng.standard_normal(D)
+    scales = noise * rng.uniform(1.0 - anisotropy, 1.0 + anisotropy, D)
+    circle = radius * np.column_stack([np.cos(theta), np.sin(theta)]) @ frame.T
+    X = offset + circle + rng.standard_normal((n, D)) * scales
+    return {"X": X, "phase": theta, "center": offset, "radius": np.array(radius)}
+
+
+def synthetic_cell_cycle(
+    n: int,
+    n_features: int,
+    n_markers: int,
+    noise: float,
+    g0_fraction: float,
+    seed: int,
+) -> dict[str, np.ndarray]:
+    """A "4i-like" single-cell cell-cycle table (Sec. 1.1's motivation; the real RPE-1 data is not offline).
+
+    Cells have a phase theta in [0, 2 pi) enriched in G1 (theta = 2 pi u^1.4). Features: `n_markers`
+    periodic proteins (von Mises bumps peaking at random phases with random widths and amplitudes), DNA
+    content rising from 2N to 4N across S phase (theta in [0.35, 0.65] x 2 pi) and halving at division,
+    cell size growing linearly through the cycle, and irrelevant features; heteroscedastic noise
+    (standard deviation noise * (0.5 + |signal|)). A `g0_fraction` of cells leave the cycle in G1 onto
+    a quiescence arm (markers fade, a G0 marker rises). Labels: 0 cycling, 1 G0.
+    """
+    if n_markers + 2 > n_features:
+        raise ValueError(
+            f"cell cycle needs n_features >= n_markers + 2 (markers, DNA, size), got {n_features} < {n_markers + 2}"
+        )
+    rng = np.random.default_rng(seed)
+    theta = 2.0 * np.pi * rng.uniform(0.0, 1.0, n) ** 1.4
+    peaks = rng.uniform(0.0, 2.0 * np.pi, n_markers)
+    kappas = rng.uniform(1.0, 4.0, n_markers)
+    amps = rng.uniform(1.0, 3.0, n_markers)
+    markers = amps * np.exp(kappas * (np.cos(theta[:, None] - peaks) - 1.0))
+    frac = theta / (2.0 * np.pi)
+    s_phase = np.clip((frac - 0.35) / 0.30, 0.0, 1.0)
+    dna = 2.0 + 2.0 * (3 * s_phase**2 - 2 * s_phase**3)
+    size = 1.0 + frac
+    n_irrelevant = n_features - n_markers - 2
+    signal = np.column_stack([markers, dna, size, np.zeros((n, n_irrelevant))])
+    labels = np.zeros(n, dtype=int)
+    n_g0 = int(round(g0_fraction * n))
+    if n_g0:
+        g0 = rng.choice(n, n_g0, replace=False)
+        depth = rng.uniform(0.0, 1.0, n_g0)
+        signal[g0, :n_markers] = markers[g0] * (1.0 - depth[:, None])
+        if n_irrelevant:
+            signal[g0, n_markers + 2] = 3.0 * depth  # a quiescence marker
+        labels[g0] = 1
+    X = signal + noise * (0.5 + np.abs(signal)) * rng.standard_normal(signal.shape)
+    return {"X": X, "phase": theta, "labels": labels}
+
+
+def co2_delay_embedding(
+    co2: np.ndarray, dates_week: np.ndarray, window: int, trend: int
+) -> dict[str, np.ndarray]:
+    """Weekly Mauna Loa CO2 -> a loop: interpolate gaps, subtract a centred `trend`-week moving average,
+    then delay-embed the residual with `window` consecutive weeks per point.
+
+    ``phase`` = 2 pi (week of the year of the window's first week) / 52.18.
+    """
+    y = np.asarray(co2, dtype=float)
+    if trend % 2 == 0 or trend < 3:
+        raise ValueError(f"co2 trend window must be an odd integer >= 3, got {trend}")
+    idx = np.arange(len(y))
+    ok = np.isfinite(y)
+    y = np.interp(idx, idx[ok], y[ok])
+    half = trend // 2
+    kernel = np.ones(trend) / trend
+    smooth = np.convolve(y, kernel, mode="valid")  # index i <-> y[i + half]
+    resid = y[half : len(y) - half] - smooth
+    weeks = np.asarray(dates_week, dtype=float)[half : len(y) - half]
+    m = len(resid) - window + 1
+    if m < 2:
+        raise ValueError(f"co2 series too short for window={window} and trend={trend}")
+    X = np.lib.stride_tricks.sliding_window_view(resid, window)[:m].copy()
+    return {"X": X, "phase": 2.0 * np.pi * ((weeks[:m] - 1) % 52.18) / 52.18}
+
+
+def load_co2() -> tuple[np.ndarray, np.ndarray]:
+    """The weekly CO2 series shipped inside statsmodels (no download) and each week's ISO week number."""
+    from statsmodels.datasets import co2
+
+    frame = co2.load_pandas().data
+    weeks = frame.index.isocalendar().week.to_numpy(dtype=float)
+    return frame["co2"].to_numpy(dtype=float), weeks
+
+
+def sklearn_table(name: str) -> dict[str, np.ndarray]:
+    """iris, wine or breast_cancer from scikit-learn's bundled files."""
+    from sklearn import datasets
+
+    loaders = {
+        "iris": datasets.load_iris,
+        "wine": datasets.load_wine,
+        "breast_cancer": datasets.load_breast_cancer,
+    }
+    if name not in loaders:
+        raise ValueError(f"unknown sklearn table {name!r}; choose one of {sorted(loaders)}")
+    bunch = loaders[name]()
+    return {"X": np.asarray(bunch.data, dtype=float), "labels": np.asarray(bunch.target)}
