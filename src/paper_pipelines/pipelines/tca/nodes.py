@@ -486,6 +486,7 @@ def report(
         metrics["tca_peak_bytes"] = memory["linear_tca_step"]
         metrics["tent_peak_bytes"] = memory["tent"]
         metrics["embedding_bytes"] = memory["embedding_bytes"]
+        metrics["embedding_dim"] = memory["d"]
     results = evaluation.results_table(accuracy_table, cost_table, dp.metric_severity)
     return (
         metrics,
