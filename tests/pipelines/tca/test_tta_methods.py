@@ -108,4 +108,5 @@ def test_checkpoint_key_mapping_official_and_torchvision():
         else:
             official[k] = v
     official["algorithm_res.fc.weight"] = torch.zeros(1)
+    official["network.1.weight"] = state["classifier.weight"]
     assert set(map_checkpoint_keys(official)) == set(state)

@@ -152,10 +152,12 @@ def map_checkpoint_keys(state: dict[str, torch.Tensor]) -> dict[str, torch.Tenso
             state = state[wrapper]
     mapped: dict[str, torch.Tensor] = {}
     for key, value in state.items():
-        for prefix in ("module.", "model.", "network."):
+        for prefix in ("module.", "model."):
             key = key.removeprefix(prefix)
-        if key.startswith("algorithm_res."):
-            continue  # the official wrapper keeps an unused copy of the torchvision model
+        if key.startswith(("algorithm_res.", "network.")):
+            # The official wrapper keeps an unused torchvision copy and a Sequential alias
+            # (network = featurizer + classifier) whose tensors duplicate the ones mapped here.
+            continue
         if key.startswith("fc."):
             key = "classifier." + key.removeprefix("fc.")
         elif key.startswith("featurizer."):
