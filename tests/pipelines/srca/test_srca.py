@@ -78,6 +78,10 @@ def test_pruned_exhaustive_search_equals_brute_force(k):
     assert used == "exhaustive"
     assert best.loss == pytest.approx(brute, rel=1e-9)
     assert fits <= len(list(itertools.combinations(range(6), k + 1)))
+    unpruned, _, all_fits = search_axes(Y, k + 1, search="exhaustive", prune=False)
+    assert all_fits == len(list(itertools.combinations(range(6), k + 1)))
+    assert unpruned.loss == pytest.approx(best.loss, rel=1e-12)
+    assert unpruned.axes == best.axes
 
 
 def test_greedy_l1_and_top_find_the_circle_axes():

@@ -147,6 +147,7 @@ def fit_srca_models(prepared: Datasets, model: dict) -> dict[str, SRCAModel]:
                     lambda_penalty=p.lambda_penalty,
                     tol=p.tol,
                     max_iter=p.max_iter,
+                    prune=p.prune,
                 )
                 m.fit_seconds = time.perf_counter() - start
                 fits[fit_key(name, k, split)] = m

@@ -95,6 +95,7 @@ class ModelParams(ParamsModel):
     lambda_penalty: float = Field(0.0, ge=0)
     tol: float = Field(1e-10, gt=0, lt=1e-2)
     max_iter: int = Field(10000, ge=10)
+    prune: bool = True
     out_of_sample: bool = True
 
     @model_validator(mode="after")

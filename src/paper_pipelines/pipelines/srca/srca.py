@@ -99,6 +99,7 @@ def fit_srca(
     lambda_penalty: float = 0.0,
     tol: float = 1e-10,
     max_iter: int = 10_000,
+    prune: bool = True,
 ) -> SRCAModel:
     """Fit a k-dimensional SRCA sphere (retain_dim = k + 1 axes) to the rows of X (Sec. 2, `SRCA.m`).
 
@@ -106,7 +107,8 @@ def fit_srca(
     (4) keep c on I only (the optimal c off I is the mean, 0, for W = identity).
     ``weight='mve'`` is the ellipsoid variant: W is the minimum-volume enclosing ellipsoid of the rotated
     data, (c, r) minimise the W-weighted loss on the chosen I, and points project radially onto the
-    ellipsoid {u : u^T W_II u = r^2}.
+    ellipsoid {u : u^T W_II u = r^2}. ``prune=False`` turns off the exact lower-bound pruning of the
+    searches (same result for exhaustive, more sphere fits; for timing comparisons).
     """
     X = check_data(X, k)
     if weight not in WEIGHTS:
@@ -122,6 +124,7 @@ def fit_srca(
         tol=tol,
         max_iter=max_iter,
         lambda_penalty=lambda_penalty,
+        prune=prune,
     )
     W = None
     if weight == "mve":

@@ -78,20 +78,26 @@ def subsets_by_variance(col_sq: np.ndarray, size: int) -> Iterator[tuple[int, ..
 
 
 def exhaustive_search(
-    fit: FitFn, col_sq: np.ndarray, size: int, penalty: float = 0.0, log_every: int = 500
+    fit: FitFn,
+    col_sq: np.ndarray,
+    size: int,
+    penalty: float = 0.0,
+    prune: bool = True,
+    log_every: int = 500,
 ) -> tuple[SphereFit, int]:
     """Exact minimum of L over all C(D, size) axis sets ("binary search" of `SRCA.m`).
 
     Sets are visited in order of decreasing captured variance and the search stops once the loss outside
     I alone (a lower bound of L, since the in-I part is >= 0) reaches the best loss found: no skipped set
-    can win, so the result equals brute force. Returns the best fit and the number of sphere fits run.
+    can win, so the result equals brute force (``prune=False`` runs the brute force itself). Returns the
+    best fit and the number of sphere fits run.
     """
     total_sq = float(col_sq.sum())
     best: SphereFit | None = None
     fits = 0
     for axes in subsets_by_variance(col_sq, size):
         bound = total_sq - float(col_sq[list(axes)].sum()) + penalty
-        if best is not None and bound >= best.loss:
+        if prune and best is not None and bound >= best.loss:
             break
         cand = fit(axes)
         fits += 1
@@ -104,7 +110,7 @@ def exhaustive_search(
 
 
 def greedy_search(
-    fit: FitFn, col_sq: np.ndarray, size: int, penalty: float = 0.0
+    fit: FitFn, col_sq: np.ndarray, size: int, penalty: float = 0.0, prune: bool = True
 ) -> tuple[SphereFit, int]:
     """Forward selection of axes by the geometric loss, plus the top-`size` principal axes as a candidate.
 
@@ -120,7 +126,7 @@ def greedy_search(
         for j in rest:
             axes = tuple(sorted([*chosen, j]))
             bound = total_sq - float(col_sq[list(axes)].sum()) + penalty
-            if best_step is not None and bound >= best_step.loss:
+            if prune and best_step is not None and bound >= best_step.loss:
                 break  # candidates come in decreasing variance: none after this can win either
             cand = fit(axes)
             fits += 1
@@ -192,6 +198,7 @@ def search_axes(
     tol: float = 1e-10,
     max_iter: int = 10_000,
     lambda_penalty: float = 0.0,
+    prune: bool = True,
     fit: FitFn | None = None,
 ) -> tuple[SphereFit, str, int]:
     """Step 3: the axis set I (|I| = size) of minimal geometric loss; returns (fit, search used, #fits)."""
@@ -210,9 +217,9 @@ def search_axes(
 
     penalty = lambda_penalty * size
     if search == "exhaustive":
-        best, count = exhaustive_search(fit, col_sq, size, penalty)
+        best, count = exhaustive_search(fit, col_sq, size, penalty, prune=prune)
     elif search == "greedy":
-        best, count = greedy_search(fit, col_sq, size, penalty)
+        best, count = greedy_search(fit, col_sq, size, penalty, prune=prune)
     elif search == "top":
         best, count = fit(tuple(range(size))), 1
     else:  # l1
