@@ -1,0 +1,342 @@
+"""The selective test derived from a Kedro Pipeline of registered components (the paper's Sec. 5 framework).
+
+:class:`DagSelectiveTest` reads ``pipeline.nodes`` (Kedro returns them in topological order), checks that
+each node function is a registered component, and then evaluates the selection event of the whole DAG at
+any point z of the test line by calling each component's ``event`` in that order, intersecting the
+intervals along the way ("auto-conditioning"). The Kedro runner is never used inside the search: one test
+needs tens of event evaluations and the runner's overhead would dominate.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from kedro.pipeline import Pipeline
+
+from .components import ComponentSpec, State, component_spec
+from .line_search import SearchResult, over_conditioning, parametric_search
+
+logger = logging.getLogger(__name__)
+
+
+class DagError(ValueError):
+    """The Kedro pipeline cannot be interpreted as a feature-selection pipeline of SI components."""
+
+
+@dataclass(frozen=True)
+class _Step:
+    node: str
+    spec: ComponentSpec
+    inputs: tuple[str, ...]
+    output: str
+    hyper: tuple[str, ...]
+
+
+@dataclass
+class FeatureTest:
+    """Selective test of one selected feature."""
+
+    feature: int
+    beta_hat: float
+    result: SearchResult
+    sigma: float
+    scale: float  # sigma * ||eta||: the statistic in the scale of beta_hat is scale * z
+    cpu_seconds: float
+
+    def as_row(self) -> dict[str, Any]:
+        """Flat record for a results table (intervals as JSON text, in the unit scale of T)."""
+        r = self.result
+        return {
+            "feature": self.feature,
+            "beta_hat": self.beta_hat,
+            "stat": r.stat,
+            "p_value": r.p_value,
+            "inf_p": r.inf_p,
+            "sup_p": r.sup_p,
+            "naive_p": r.naive_p,
+            "mode": r.mode,
+            "search_count": r.search_count,
+            "n_truncation_intervals": len(r.truncation),
+            "truncation": json.dumps(np.round(r.truncation, 8).tolist()),
+            "sigma": self.sigma,
+            "cpu_seconds": self.cpu_seconds,
+        }
+
+
+def _common_namespace(pipeline: Pipeline) -> str:
+    spaces = [(n.namespace or "").split(".") for n in pipeline.nodes]
+    common: list[str] = []
+    for parts in zip(*spaces, strict=False):
+        if len(set(parts)) != 1 or parts[0] == "":
+            break
+        common.append(parts[0])
+    return ".".join(common)
+
+
+def _lookup(params: dict, dotted: str, node: str) -> Any:
+    value: Any = params
+    for key in dotted.split("."):
+        if not isinstance(value, dict) or key not in value:
+            raise DagError(f"node {node}: parameter '{dotted}' not found in the parameters given")
+        value = value[key]
+    return value
+
+
+def estimate_sigma(X: np.ndarray, y_full: np.ndarray) -> float:
+    """Plug-in noise SD: residual SD of the full OLS fit (all p features), ddof = p (Sec. 6.3)."""
+    coef, *_ = np.linalg.lstsq(X, y_full, rcond=None)
+    return float(np.std(y_full - X @ coef, ddof=X.shape[1]))
+
+
+class DagSelectiveTest:
+    """Selective inference for exactly the DAG declared in ``pipeline`` (a Kedro Pipeline)."""
+
+    def __init__(self, pipeline: Pipeline) -> None:
+        self.pipeline = pipeline
+        self.namespace = _common_namespace(pipeline)
+        steps: list[_Step] = []
+        for node in pipeline.nodes:
+            spec = component_spec(node.func)
+            if spec is None:
+                fname = getattr(node.func, "__name__", repr(node.func))
+                raise DagError(
+                    f"node {node.name}: function {fname} is not a registered SI component; "
+                    "decorate it with @si_component or use one from si_pipeline.components"
+                )
+            if len(node.outputs) != 1:
+                raise DagError(f"node {node.name}: a component must have exactly one output")
+            data = tuple(i for i in node.inputs if not i.startswith("params:"))
+            hyper = tuple(i for i in node.inputs if i.startswith("params:"))
+            steps.append(_Step(node.name, spec, data, node.outputs[0], hyper))
+        self.steps = steps
+        self._check_shape(pipeline)
+
+    # ---------------------------------------------------------------------------------- checks
+    def _check_shape(self, pipeline: Pipeline) -> None:
+        imputers = [s for s in self.steps if s.spec.kind == "imputation"]
+        if len(imputers) != 1:
+            raise DagError(
+                f"the pipeline must contain exactly one imputation node, found {len(imputers)}"
+            )
+        imp = imputers[0]
+        if len(imp.inputs) != 2:
+            raise DagError(f"node {imp.node}: imputation takes (X, y_raw)")
+        self.x_name, self.y_raw_name = imp.inputs
+        self.y_name = imp.output
+        free = {i for i in pipeline.inputs() if not i.startswith("params:")}
+        if free != {self.x_name, self.y_raw_name}:
+            extra = sorted(free - {self.x_name, self.y_raw_name})
+            culprit = [s.node for s in self.steps if set(s.inputs) & set(extra)]
+            raise DagError(
+                f"imputation must come first and consume the raw inputs: node {imp.node} reads "
+                f"{list(imp.inputs)}, but nodes {culprit} read dangling inputs {extra}"
+            )
+        state_names: set[str] = set()
+        for s in self.steps:
+            kind = s.spec.kind
+            if kind == "initial" and s.inputs != (self.x_name,):
+                raise DagError(f"node {s.node}: the initial state is built from X only")
+            if kind in ("outlier_detection", "feature_selection"):
+                if len(s.inputs) != 3 or s.inputs[0] != self.x_name:
+                    raise DagError(f"node {s.node}: expected inputs (X, y, state, params...)")
+                if s.inputs[1] != self.y_name:
+                    raise DagError(
+                        f"node {s.node}: reads response {s.inputs[1]!r}, but must read the imputed "
+                        f"response {self.y_name!r} (imputation must come first)"
+                    )
+            if kind in ("structural", "set_operation", "outlier_detection", "feature_selection"):
+                states = (
+                    s.inputs[2:] if kind in ("outlier_detection", "feature_selection") else s.inputs
+                )
+                missing = [i for i in states if i not in state_names]
+                if missing:
+                    raise DagError(f"node {s.node}: input {missing} is not a state of this DAG")
+            if kind != "imputation":
+                state_names.add(s.output)
+        outputs = list(pipeline.outputs())
+        if len(outputs) != 1 or outputs[0] not in state_names:
+            raise DagError(
+                f"the pipeline must end in exactly one state (the final (M, O)), found {outputs}"
+            )
+        self.output_name = outputs[0]
+
+    # ---------------------------------------------------------------------------------- events
+    def bind(self, params: dict) -> list[tuple[_Step, tuple]]:
+        """Resolve each node's ``params:`` inputs from ``params`` (keys relative to the namespace)."""
+        prefix = "params:" + (self.namespace + "." if self.namespace else "")
+        bound = []
+        for s in self.steps:
+            vals = []
+            for h in s.hyper:
+                if not h.startswith(prefix):
+                    raise DagError(f"node {s.node}: parameter {h} lies outside {prefix}*")
+                vals.append(_lookup(params, h[len(prefix) :], s.node))
+            bound.append((s, tuple(vals)))
+        return bound
+
+    def imputation_matrix(self, X: np.ndarray, y_raw: np.ndarray) -> np.ndarray:
+        """G of the DAG's imputation node for this missingness pattern."""
+        imp = next(s for s in self.steps if s.spec.kind == "imputation")
+        return imp.spec.matrix(X, np.isnan(y_raw))
+
+    def event(
+        self,
+        X: np.ndarray,
+        a_full: np.ndarray,
+        b_full: np.ndarray,
+        z: float,
+        bound: list,
+        memo: dict | None = None,
+    ) -> tuple[State, float, float]:
+        """(final state, lo, hi) at y(z) = a_full + b_full z: the DAG's per-point selection event.
+
+        ``memo`` maps node name -> scratch dict kept across the points of one test (warm starts).
+        """
+        values: dict[str, tuple[State, float, float]] = {}
+        for step, hyper in bound:
+            kind = step.spec.kind
+            if kind == "imputation":
+                continue
+            try:
+                if kind == "initial":
+                    values[step.output] = (
+                        {"features": list(range(X.shape[1])), "outliers": []},
+                        -np.inf,
+                        np.inf,
+                    )
+                elif kind == "structural":
+                    values[step.output] = values[step.inputs[0]]
+                elif kind == "set_operation":
+                    parts = [values[i] for i in step.inputs]
+                    values[step.output] = (
+                        step.spec.combine([p[0] for p in parts]),
+                        max(p[1] for p in parts),
+                        min(p[2] for p in parts),
+                    )
+                else:
+                    state, lo, hi = values[step.inputs[2]]
+                    scratch = memo.setdefault(step.node, {}) if memo is not None else None
+                    new, l2, u2 = step.spec.event(X, a_full, b_full, z, state, *hyper, memo=scratch)
+                    values[step.output] = (new, max(lo, l2), min(hi, u2))
+            except DagError:
+                raise
+            except (ValueError, np.linalg.LinAlgError) as exc:
+                raise ValueError(f"node {step.node}: {exc}") from exc
+        return values[self.output_name]
+
+    # ---------------------------------------------------------------------------------- public
+    @staticmethod
+    def check_data(X: np.ndarray, y_raw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Validate the inputs: X complete and 2-D, y 1-D with at least one observed value."""
+        X = np.asarray(X, dtype=float)
+        y_raw = np.asarray(y_raw, dtype=float).ravel()
+        if X.ndim != 2 or X.shape[0] != len(y_raw):
+            raise ValueError(f"X must be (n, p) with n = len(y); got X {X.shape}, y {y_raw.shape}")
+        if not np.isfinite(X).all():
+            raise ValueError("X contains NaN or inf; only the response may have missing values")
+        if np.isnan(y_raw).all():
+            raise ValueError("y is entirely missing; at least one observed response is needed")
+        if np.isinf(y_raw).any():
+            raise ValueError("y contains inf")
+        return X, y_raw
+
+    def run(self, X: np.ndarray, y_raw: np.ndarray, params: dict) -> State:
+        """The pipeline's (M, O) on the observed data (same code path as the event, at b = 0)."""
+        X, y_raw = self.check_data(X, y_raw)
+        y_full = self.imputation_matrix(X, y_raw) @ y_raw[~np.isnan(y_raw)]
+        return self.event(X, y_full, np.zeros_like(y_full), 0.0, self.bind(params))[0]
+
+    def test(
+        self,
+        X: np.ndarray,
+        y_raw: np.ndarray,
+        params: dict,
+        *,
+        sigma: float | None = None,
+        features: list[int] | None = None,
+        mode: str = "parametric",
+        **search: Any,
+    ) -> list[FeatureTest]:
+        """Selective tests of the selected features (positions ``features`` in M; all by default)."""
+        if mode not in ("parametric", "over_conditioning"):
+            raise ValueError(f"mode must be 'parametric' or 'over_conditioning', got {mode!r}")
+        X, y_raw = self.check_data(X, y_raw)
+        bound = self.bind(params)
+        observed = ~np.isnan(y_raw)
+        y_obs = y_raw[observed]
+        g = self.imputation_matrix(X, y_raw)
+        y_full = g @ y_obs
+        state = self.event(X, y_full, np.zeros_like(y_full), 0.0, bound)[0]
+        if sigma is None:
+            sigma = estimate_sigma(X, y_full)
+        keep = np.ones(X.shape[0], dtype=bool)
+        keep[state["outliers"]] = False
+        rows = np.flatnonzero(keep)
+        feats = state["features"]
+        if not feats:
+            return []
+        pinv = np.linalg.pinv(X[np.ix_(rows, feats)])
+        positions = range(len(feats)) if features is None else features
+        out = []
+        for j in positions:
+            start = time.process_time()
+            eta_full = np.zeros(X.shape[0])
+            eta_full[rows] = pinv[j]
+            eta = g.T @ eta_full
+            norm_eta = float(np.linalg.norm(eta))
+            beta_hat = float(eta @ y_obs)
+            t_obs = beta_hat / (sigma * norm_eta)
+            b = sigma * eta / norm_eta
+            a = y_obs - b * t_obs
+            a_full, b_full = g @ a, g @ b
+
+            memo: dict = {}
+
+            def event(
+                z: float, a_full=a_full, b_full=b_full, memo=memo
+            ) -> tuple[State, float, float]:
+                return self.event(X, a_full, b_full, z, bound, memo)
+
+            if mode == "parametric":
+                res = parametric_search(event, state, t_obs, **search)
+            else:
+                res = over_conditioning(event, state, t_obs)
+            out.append(
+                FeatureTest(
+                    feature=int(feats[j]),
+                    beta_hat=beta_hat,
+                    result=res,
+                    sigma=float(sigma),
+                    scale=float(sigma * norm_eta),
+                    cpu_seconds=time.process_time() - start,
+                )
+            )
+        return out
+
+    def describe(self, params: dict | None = None) -> dict[str, Any]:
+        """JSON-able description of the DAG: nodes, components, hyperparameters and edges."""
+        bound = self.bind(params) if params is not None else [(s, ()) for s in self.steps]
+        nodes = [
+            {
+                "node": s.node,
+                "component": s.spec.name,
+                "kind": s.spec.kind,
+                "inputs": list(s.inputs),
+                "output": s.output,
+                "hyperparameters": dict(zip(s.hyper, vals, strict=False)),
+            }
+            for s, vals in bound
+        ]
+        producer = {s.output: s.node for s in self.steps}
+        edges = [[producer[i], s.node] for s in self.steps for i in s.inputs if i in producer]
+        return {
+            "namespace": self.namespace,
+            "output": self.output_name,
+            "nodes": nodes,
+            "edges": edges,
+        }

@@ -1,0 +1,154 @@
+"""Interval arithmetic on the real line and constraints along the line y(z) = a + b z (Sec. 4 of the paper).
+
+A set is a finite union of closed intervals, stored as an (m, 2) float array of sorted, disjoint rows.
+Every selection event in this paper is an intersection of linear and quadratic inequalities in z; the
+functions here turn those inequalities into the interval that contains the current point z.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+COEF_TOL = 1e-10  # coefficients smaller than this are treated as exact zeros (rounding noise)
+
+
+def as_intervals(intervals: object) -> np.ndarray:
+    """Normalise a list of [l, u] pairs into a sorted, merged (m, 2) array (empty pairs dropped)."""
+    arr = np.asarray(intervals, dtype=float).reshape(-1, 2)
+    arr = arr[arr[:, 0] <= arr[:, 1]]
+    if len(arr) == 0:
+        return np.empty((0, 2))
+    arr = arr[np.argsort(arr[:, 0], kind="stable")]
+    merged = [arr[0].copy()]
+    for lo, hi in arr[1:]:
+        if lo <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], hi)
+        else:
+            merged.append(np.array([lo, hi]))
+    return np.array(merged)
+
+
+def union(first: object, second: object) -> np.ndarray:
+    """Union of two interval sets."""
+    return as_intervals(np.vstack([as_intervals(first), as_intervals(second)]))
+
+
+def intersection(first: object, second: object) -> np.ndarray:
+    """Intersection of two interval sets (two-pointer sweep)."""
+    a, b = as_intervals(first), as_intervals(second)
+    out, i, j = [], 0, 0
+    while i < len(a) and j < len(b):
+        lo, hi = max(a[i, 0], b[j, 0]), min(a[i, 1], b[j, 1])
+        if lo <= hi:
+            out.append((lo, hi))
+        if a[i, 1] < b[j, 1]:
+            i += 1
+        else:
+            j += 1
+    return as_intervals(out)
+
+
+def complement(intervals: object) -> np.ndarray:
+    """Closure of the complement in R (boundaries are measure zero, so closed is fine)."""
+    a = as_intervals(intervals)
+    edges = np.concatenate([[-np.inf], a.ravel(), [np.inf]]).reshape(-1, 2)
+    return as_intervals(edges[edges[:, 0] < edges[:, 1]])
+
+
+def difference(first: object, second: object) -> np.ndarray:
+    """first minus second (up to boundary points)."""
+    return intersection(first, complement(second))
+
+
+def length(intervals: object) -> float:
+    """Lebesgue measure of the set."""
+    a = as_intervals(intervals)
+    return float(np.sum(a[:, 1] - a[:, 0])) if len(a) else 0.0
+
+
+def contains(intervals: object, z: float) -> bool:
+    """Whether z lies in the set."""
+    a = as_intervals(intervals)
+    return bool(np.any((a[:, 0] <= z) & (z <= a[:, 1])))
+
+
+def linear_interval(intercept: np.ndarray, slope: np.ndarray, z: float) -> tuple[float, float]:
+    """Interval {t : intercept + slope * t <= 0 for every row} (a polytope cut by a line).
+
+    The constraints hold at t = z by construction (they describe the decision observed at z); rows with a
+    negligible slope carry no information about t and are skipped.
+    """
+    intercept = np.asarray(intercept, dtype=float).ravel()
+    slope = np.asarray(slope, dtype=float).ravel()
+    lo, hi = -np.inf, np.inf
+    scale = np.maximum(1.0, np.abs(intercept) + np.abs(slope) * abs(z))
+    pos = slope > COEF_TOL * scale
+    neg = slope < -COEF_TOL * scale
+    if np.any(pos):
+        hi = max(float(np.min(-intercept[pos] / slope[pos])), z)
+    if np.any(neg):
+        lo = min(float(np.max(-intercept[neg] / slope[neg])), z)
+    return lo, hi
+
+
+def quadratic_interval(c2: float, c1: float, c0: float, z: float) -> tuple[float, float]:
+    """Piece containing z of {t : c2 t^2 + c1 t + c0 <= 0}; the inequality holds at z by construction."""
+    scale = max(abs(c2), abs(c1), abs(c0), 1e-300)
+    if abs(c2) <= COEF_TOL * scale:
+        if abs(c1) <= COEF_TOL * scale:
+            return -np.inf, np.inf
+        return linear_interval(np.array([c0]), np.array([c1]), z)
+    disc = c1 * c1 - 4.0 * c2 * c0
+    if disc <= 0.0:
+        # No sign change: the whole line when the parabola opens downwards; else only a tangent point.
+        return (-np.inf, np.inf) if c2 < 0 else (z, z)
+    # Numerically stable roots (no cancellation between c1 and sqrt(disc)).
+    q = -0.5 * (c1 + np.copysign(np.sqrt(disc), c1))
+    r1, r2 = sorted((q / c2, c0 / q if q != 0 else -q / c2))
+    if c2 > 0:
+        return float(min(r1, z)), float(max(r2, z))
+    return (-np.inf, float(max(r1, z))) if z <= 0.5 * (r1 + r2) else (float(min(r2, z)), np.inf)
+
+
+def quadratic_interval_many(
+    c2: np.ndarray, c1: np.ndarray, c0: np.ndarray, z: float
+) -> tuple[float, float]:
+    """Intersection over rows of :func:`quadratic_interval`, vectorised (one interval containing z).
+
+    Row k reads c2[k] t^2 + c1[k] t + c0[k] <= 0 and holds at t = z.
+    """
+    c2, c1, c0 = (np.asarray(c, dtype=float).ravel() for c in (c2, c1, c0))
+    if c2.size == 0:
+        return -np.inf, np.inf
+    scale = np.maximum.reduce([np.abs(c2), np.abs(c1), np.abs(c0), np.full(c2.shape, 1e-300)])
+    lo = np.full(c2.shape, -np.inf)
+    hi = np.full(c2.shape, np.inf)
+    quad = np.abs(c2) > COEF_TOL * scale
+    lin = ~quad & (np.abs(c1) > COEF_TOL * scale)
+    # linear rows: c0 + c1 t <= 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        root = -c0 / c1
+    hi = np.where(lin & (c1 > 0), np.maximum(root, z), hi)
+    lo = np.where(lin & (c1 < 0), np.minimum(root, z), lo)
+    # quadratic rows
+    disc = c1 * c1 - 4.0 * c2 * c0
+    real = quad & (disc > 0)
+    sq = np.sqrt(np.where(real, disc, 0.0))
+    q = -0.5 * (c1 + np.where(c1 >= 0, sq, -sq))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ra = np.where(real, q / np.where(quad, c2, 1.0), 0.0)
+        rb = np.where(real & (q != 0), c0 / np.where(q != 0, q, 1.0), ra)
+    r1, r2 = np.minimum(ra, rb), np.maximum(ra, rb)
+    up = real & (c2 > 0)
+    lo = np.where(up, np.minimum(r1, z), lo)
+    hi = np.where(up, np.maximum(r2, z), hi)
+    down = real & (c2 < 0)
+    left = down & (z <= 0.5 * (r1 + r2))
+    right = down & ~left
+    hi = np.where(left, np.maximum(r1, z), hi)
+    lo = np.where(right, np.minimum(r2, z), lo)
+    # no real root and opening upwards: the inequality only holds at a tangent point
+    tangent = quad & ~real & (c2 > 0)
+    lo = np.where(tangent, z, lo)
+    hi = np.where(tangent, z, hi)
+    return float(np.max(lo)), float(np.min(hi))
