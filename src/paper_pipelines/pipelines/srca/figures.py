@@ -51,10 +51,11 @@ def mse_figure(mse_table: pd.DataFrame) -> Figure:
         sub = table[table.dataset == name]
         for method, grp in sub.groupby("method"):
             grp = grp.sort_values("k")
-            ax.plot(grp.k, grp.mse, marker="o", label=method)
+            # floored so that exact fits (MSE ~ 1e-31) stay on a readable log axis
+            ax.plot(grp.k, np.maximum(grp.mse, 1e-12), marker="o", label=method)
         ax.set_title(name)
         ax.set_xlabel("k")
-        ax.set_ylabel("MSE")
+        ax.set_ylabel("MSE (floor 1e-12)")
         ax.set_yscale("log")
         ax.set_xticks(sorted(sub.k.unique()))
         ax.legend(fontsize=7)
