@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import shutil
+import socket
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -73,3 +76,26 @@ def latest_json(path: Path) -> dict:
 
     version = versions_of(path)[-1]
     return json.loads((path / version / path.name).read_text())
+
+
+@contextmanager
+def block_network() -> Iterator[list]:
+    """Inside the block any internet connection raises; yields the list of attempted addresses."""
+    attempts: list = []
+    real_connect, real_create = socket.socket.connect, socket.create_connection
+
+    def guarded_connect(self, address):
+        if self.family in (socket.AF_INET, socket.AF_INET6):
+            attempts.append(address)
+            raise OSError(f"network access attempted during an offline run: {address}")
+        return real_connect(self, address)
+
+    def guarded_create_connection(address, *args, **kwargs):
+        attempts.append(address)
+        raise OSError(f"network access attempted during an offline run: {address}")
+
+    socket.socket.connect, socket.create_connection = guarded_connect, guarded_create_connection
+    try:
+        yield attempts
+    finally:
+        socket.socket.connect, socket.create_connection = real_connect, real_create

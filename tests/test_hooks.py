@@ -1,0 +1,56 @@
+"""Project hooks: clear errors before anything runs, and nothing saved is touched."""
+
+import shutil
+
+import pytest
+from kedro.config import MissingConfigException
+
+from tests.kedro_helpers import files_under, latest_json, run_session
+
+
+def test_missing_parameter_file_names_the_file_and_writes_nothing(project_copy):
+    (project_copy / "conf/base/parameters/dlp.yml").unlink()
+    (project_copy / "conf/fast/parameters/dlp.yml").unlink()
+    with pytest.raises(ValueError, match=r"conf/base/parameters/dlp\.yml"):
+        run_session(project_copy, "dlp", env="fast")
+    assert files_under(project_copy / "data/fast") == set()
+
+
+def test_missing_input_file_says_what_to_run(project_copy):
+    with pytest.raises(
+        FileNotFoundError, match=r"Input dataset 'dlp\.\w+' has no data.*kedro run --pipeline=dlp"
+    ):
+        run_session(project_copy, "dlp", env="fast", from_nodes=["dlp.allocate_sparsity"])
+    assert files_under(project_copy / "data/fast") == set()
+
+
+def test_unknown_environment_names_the_missing_folder(project_copy):
+    with pytest.raises(MissingConfigException, match=r"conf/nosuchenv"):
+        run_session(project_copy, "dlp", env="nosuchenv")
+
+
+def test_failed_run_is_recorded_and_keeps_earlier_versions(project_copy):
+    # a run that completes, then one that fails in a node: the first run's outputs stay the latest
+    run_session(project_copy, "dlp", env="fast", to_nodes=["dlp.allocate_sparsity"])
+    before = {p: p.read_bytes() for p in files_under(project_copy / "data")}
+    shutil.rmtree(project_copy / "data/fast/05_model_input")  # input of the next slice
+    with pytest.raises(FileNotFoundError):
+        run_session(project_copy, "dlp", env="fast", from_nodes=["dlp.score_layers"])
+    for path, content in before.items():
+        if "05_model_input" not in str(path):
+            assert path.read_bytes() == content
+    record = latest_json(project_copy / "data/fast/09_tracking/run_record.json")
+    assert record["status"] == "success"  # checked before any node ran: no failed record needed
+
+
+def test_node_failure_writes_a_failed_run_record(project_copy):
+    with pytest.raises(Exception, match="dlp.model.path"):
+        run_session(
+            project_copy,
+            "dlp",
+            env="fast",
+            runtime_params={"dlp.model.source": "hf", "dlp.model.path": "/no/such/model"},
+        )
+    record = latest_json(project_copy / "data/fast/09_tracking/run_record.json")
+    assert record["status"] == "failed" and "dlp.model.path" in record["error"]
+    assert not (project_copy / "data/fast/08_reporting").exists()
