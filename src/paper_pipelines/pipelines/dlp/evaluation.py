@@ -32,7 +32,9 @@ def zero_shot_accuracy(model: torch.nn.Module, tokenizer, tasks: list[str]) -> d
     Offline (no harness or no cached task data) it returns why it was skipped, and logs it.
     """
     if not tasks:
-        return {"skipped": "no zero-shot tasks requested (dlp.evaluation.zero_shot_tasks is empty)"}
+        reason = "no zero-shot tasks requested (dlp.evaluation.zero_shot_tasks is empty)"
+        logger.info("zero-shot evaluation skipped: %s", reason)
+        return {"skipped": reason}
     try:
         from lm_eval import simple_evaluate
         from lm_eval.models.huggingface import HFLM
