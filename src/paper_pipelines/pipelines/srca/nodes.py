@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 from sklearn.decomposition import PCA
+from threadpoolctl import threadpool_limits
 
 from paper_pipelines.common.params import validate_params
 from paper_pipelines.pipelines.srca import data_sources, figures
@@ -126,6 +127,12 @@ def _splits(d: dict, out_of_sample: bool) -> list[tuple[str, np.ndarray]]:
 def fit_srca_models(prepared: Datasets, model: dict) -> dict[str, SRCAModel]:
     """Train: SRCA for every data set and k, on all points and on the training half."""
     p = validate_params(ModelParams, model, "srca.model")
+    # BLAS/OpenMP threads are a parameter: on a shared 2-core machine one thread is fastest.
+    with threadpool_limits(p.blas_threads):
+        return _fit_srca_all(prepared, p)
+
+
+def _fit_srca_all(prepared: Datasets, p: ModelParams) -> dict[str, SRCAModel]:
     fits: dict[str, SRCAModel] = {}
     for name, d in prepared.items():
         ks = p.k.get(name)
@@ -158,6 +165,11 @@ def fit_srca_models(prepared: Datasets, model: dict) -> dict[str, SRCAModel]:
 def fit_baselines(prepared: Datasets, model: dict) -> dict[str, dict[str, Any]]:
     """Train: the baselines on the same fits as SRCA: PCA (scikit-learn) and spherelets (closed form)."""
     p = validate_params(ModelParams, model, "srca.model")
+    with threadpool_limits(p.blas_threads):
+        return _fit_baselines_all(prepared, p)
+
+
+def _fit_baselines_all(prepared: Datasets, p: ModelParams) -> dict[str, dict[str, Any]]:
     fits: dict[str, dict[str, Any]] = {}
     for name, d in prepared.items():
         for k in p.k.get(name, []):
@@ -212,7 +224,8 @@ def fit_manifold_embeddings(
         for method in b.manifold_methods:
             start = time.perf_counter()
             estimator = _manifold_estimator(method, X.shape[0], e.coranking_k, b)
-            out[name][method] = estimator.fit_transform(X)
+            with threadpool_limits(b.blas_threads):
+                out[name][method] = estimator.fit_transform(X)
             logger.info("%s embedding of %s in %.1f s", method, name, time.perf_counter() - start)
     return out
 

@@ -96,6 +96,7 @@ class ModelParams(ParamsModel):
     tol: float = Field(1e-10, gt=0, lt=1e-2)
     max_iter: int = Field(10000, ge=10)
     prune: bool = True
+    blas_threads: int | None = Field(1, ge=1)
     out_of_sample: bool = True
 
     @model_validator(mode="after")
@@ -113,6 +114,7 @@ class BaselineParams(ParamsModel):
     manifold_methods: list[Literal["isomap", "lle", "tsne", "mds"]] = ["isomap", "lle", "tsne"]
     n_neighbors: int = Field(12, ge=2)
     tsne_perplexity: float = Field(30.0, gt=1)
+    blas_threads: int | None = Field(1, ge=1)
 
 
 class EvalParams(ParamsModel):
