@@ -1,0 +1,120 @@
+"""End-to-end `neutrality` runs in the fast environment: contract, determinism, bad input writes nothing."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from paper_pipelines.common.params import ParameterError
+from paper_pipelines.pipelines.neutrality.prompts import SeedFileError
+from paper_pipelines.pipelines.neutrality.techniques import LABELS
+from tests.kedro_helpers import (
+    files_under,
+    latest_json,
+    make_project_copy,
+    run_session,
+    versions_of,
+)
+
+CONTRACT = (
+    "oracle_alignment",
+    "judge_macro_f1",
+    "asymmetric_tv_distance",
+    "symmetric_tv_distance",
+    "lm_responses",
+    "lm_alignment",
+)
+FAST = "data/fast"
+
+
+def latest_table(path):
+    return pd.read_parquet(path / versions_of(path)[-1] / path.name)
+
+
+@pytest.fixture(scope="module")
+def fast_runs(tmp_path_factory):
+    """Two fast runs of the same configuration in one isolated project copy."""
+    project = make_project_copy(tmp_path_factory.mktemp("neutrality") / "project")
+    run_session(project, "neutrality", env="fast")
+    first = latest_json(project / FAST / "08_reporting/neutrality/metrics.json")
+    ann1 = latest_table(project / FAST / "07_model_output/neutrality/annotations_table.parquet")
+    run_session(project, "neutrality", env="fast")
+    second = latest_json(project / FAST / "08_reporting/neutrality/metrics.json")
+    ann2 = latest_table(project / FAST / "07_model_output/neutrality/annotations_table.parquet")
+    return project, first, second, ann1, ann2
+
+
+def test_contract_and_outputs(fast_runs):
+    project, m, _, ann, _ = fast_runs
+    assert set(CONTRACT) <= set(m)
+    assert m["oracle_alignment"] >= 0.95 and m["oracle_min_task_alignment"] >= 0.9
+    assert m["judge_macro_f1"] >= 0.70 and m["primary_judge"] == "rules"
+    assert m["asymmetric_tv_distance"] >= 0.9 and m["symmetric_tv_distance"] == 0.0
+    assert m["lm_responses"] == 0 and m["lm_alignment"] is None  # the fast env skips the real LM
+    assert m["n_prompts_built"] == 1240 and m["n_prompts_sampled"] == 28
+    assert m["judge_malformed_replies"] == 0
+    assert set(ann["label"]) <= set(LABELS)
+    reporting = project / FAST / "08_reporting/neutrality"
+    for name in ("metrics.json", "results.parquet", "distribution_plot.png", "symmetry_plot.png"):
+        assert len(versions_of(reporting / name)) == 2, name
+    out = project / FAST / "07_model_output/neutrality"
+    for name in (
+        "prompts_table.parquet",
+        "prompt_sample_table.parquet",
+        "responses_table.parquet",
+        "annotations_table.parquet",
+        "technique_distribution_table.parquet",
+        "judge_validation.json",
+    ):
+        assert len(versions_of(out / name)) == 2, name
+    assert versions_of(project / FAST / "05_model_input/neutrality/judge.pkl")
+    dist = latest_table(out / "technique_distribution_table.parquet")
+    assert (dist[list(LABELS)].sum(axis=1).round(9) == 1.0).all()
+    results = latest_table(reporting / "results.parquet")
+    assert {"oracle", "asymmetric", "always_refuse"} <= set(results["generator"])
+    assert {"alignment", "bias_rate", "persona_tv_distance", "reflective_neutrality"} <= set(
+        results.columns
+    )
+
+
+def test_determinism(fast_runs):
+    _, first, second, ann1, ann2 = fast_runs
+    assert first == second
+    pd.testing.assert_frame_equal(ann1, ann2)
+
+
+@pytest.mark.parametrize(
+    ("params", "error", "message"),
+    [
+        (
+            {"neutrality.prompts.task_types": ["voting", "astrology"]},
+            ParameterError,
+            r"neutrality\.prompts\.task_types.*astrology",
+        ),
+        (
+            {
+                "neutrality.generator.lm.enabled": True,
+                "neutrality.generator.lm.model_path": "/no/such/model",
+            },
+            ParameterError,
+            r"neutrality\.generator\.lm\.model_path = '/no/such/model'",
+        ),
+        ({"neutrality.sample.per_task": 0}, ParameterError, r"neutrality\.sample\.per_task"),
+        ({"neutrality.judge.type": "llm"}, ParameterError, r"llm\.model_path"),
+    ],
+)
+def test_bad_parameters_fail_before_writing(project_copy, params, error, message):
+    before = files_under(project_copy / "data")
+    with pytest.raises(error, match=message):
+        run_session(project_copy, "neutrality", env="fast", runtime_params=params)
+    written = files_under(project_copy / "data") - before
+    assert not [p for p in written if "run_record" not in str(p)], written
+
+
+def test_empty_prompt_file_fails_before_writing(project_copy):
+    (project_copy / "data/authored/neutrality/seeds/opinions.csv").write_text("")
+    before = files_under(project_copy / "data")
+    with pytest.raises(SeedFileError, match="'opinions' is empty"):
+        run_session(project_copy, "neutrality", env="fast")
+    written = files_under(project_copy / "data") - before
+    assert not [p for p in written if "run_record" not in str(p)], written
