@@ -1,0 +1,34 @@
+"""Anchor agreement with the official si4pipeline (checks 4 and 5); runs only when its venv exists."""
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[3] / "benchmarks" / "si_pipeline_anchor.py"
+spec = importlib.util.spec_from_file_location("si_pipeline_anchor", BENCH)
+anchor = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(anchor)
+
+PY = anchor.anchor_python()
+
+
+def test_benchmark_skips_cleanly_without_venv(tmp_path, capsys):
+    assert anchor.main(["--venv", str(tmp_path / "absent"), "--out", str(tmp_path / "s.json")]) == 0
+    assert "SKIPPED: no anchor virtualenv" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(
+    PY is None, reason=f"anchor venv with si4pipeline not found at {anchor.DEFAULT_VENV}"
+)
+def test_agreement_with_official_package(tmp_path):
+    ours = anchor.run_ours(["op1", "op2"], [100], 10, 10, 1.0, 5, tmp_path)
+    theirs = anchor.run_anchor(PY, tmp_path)
+    summary = anchor.compare(ours, theirs)
+    for key, s in summary.items():
+        assert s["ours_errors"] == 0, key
+        assert s["same_selection_rate"] >= 0.9, (key, s)  # 95 % on 30 datasets in the benchmark
+        assert s["oc_equal_1e-6_rate"] == 1.0, (key, s)
+        assert s["parametric_within_tol_rate"] >= 0.9, (key, s)
+        assert s["ours_cpu_s_per_test"] <= 2.0 * s["anchor_cpu_s_per_test"], (key, s)
