@@ -147,4 +147,13 @@ def headline_metrics(
         out["lm_seconds_per_prompt"] = float(lm_rows["seconds"].mean())
         out["lm_mean_new_tokens"] = float(lm_rows["n_tokens"].mean())
         out["lm_label_shares"] = lm_ann["label"].value_counts(normalize=True).round(4).to_dict()
+        # How often the cheaper judges agree with the primary one on the real model's answers.
+        lm_all = annotations[annotations["generator_kind"] == "lm"]
+        wide = lm_all.pivot_table(
+            index="prompt_id", columns="judge", values="label", aggfunc="first"
+        )
+        for other in [j for j in wide.columns if j != primary]:
+            out[f"lm_judge_agreement_{primary}_vs_{other}"] = float(
+                (wide[primary] == wide[other]).mean()
+            )
     return out
