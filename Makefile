@@ -45,5 +45,22 @@ lint: install
 format: install
 	$(VENV)/bin/ruff format src tests benchmarks && $(VENV)/bin/ruff check --fix src tests benchmarks
 
+.PHONY: schedule-once schedule-status runs airflow-dags
+
+schedule: install  ## the embedded scheduler: runs conf/base/schedules.yml until Ctrl-C (docs/operations.md)
+	$(PY) -m paper_pipelines.ops schedule
+
+schedule-once: install  ## run the schedule entries due now, then exit (call it from cron)
+	$(PY) -m paper_pipelines.ops schedule --once
+
+schedule-status: install  ## the run history of scheduled runs
+	$(PY) -m paper_pipelines.ops status
+
+runs: install  ## lineage across runs of one paper: make runs PIPELINE=ata ENV=fast
+	$(PY) -m paper_pipelines.ops runs $(PIPELINE) --env=$(ENV)
+
+airflow-dags: install  ## Airflow 3 DAG files from conf/base/schedules.yml into airflow_dags/
+	$(PY) -m paper_pipelines.ops airflow --target-dir airflow_dags
+
 clean-fast:  ## remove smoke-run outputs (data/fast) only; default-run versions stay
 	rm -rf data/fast
