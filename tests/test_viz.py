@@ -48,9 +48,15 @@ pytestmark = [
 
 
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A free loopback port below 49152 (kedro-viz refuses ports in the ephemeral range)."""
+    for port in range(41410, 41910, 5):  # viz itself may move up to 4 ports further
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError("no free port between 41410 and 41910 for kedro-viz")
 
 
 @pytest.fixture(scope="module")
