@@ -58,6 +58,14 @@ class ComponentSpec:
 REGISTRY: dict[str, ComponentSpec] = {}
 
 
+class DegenerateStateError(ValueError):
+    """A component received a state it cannot act on (no features, or no more rows than features).
+
+    Raised at the observed data this is a user error; at other points of the test line the engine
+    treats it as "a different pipeline output" on the whole interval where the input state holds.
+    """
+
+
 def si_component(
     kind: str,
     *,
@@ -102,9 +110,9 @@ def _restrict(X: np.ndarray, a: np.ndarray, b: np.ndarray, state: State, name: s
     rows = np.flatnonzero(keep)
     cols = np.asarray(state["features"], dtype=int)
     if len(cols) == 0:
-        raise ValueError(f"component {name}: the input state has no features left")
+        raise DegenerateStateError(f"component {name}: the input state has no features left")
     if len(rows) <= len(cols):
-        raise ValueError(
+        raise DegenerateStateError(
             f"component {name}: {len(rows)} rows remain after outlier removal but {len(cols)} "
             "features are kept; need n > p (lower the outlier-detection lambda or use fewer features)"
         )
@@ -261,7 +269,9 @@ def soft_ipod_event(X, a, b, z, state, lam, memo=None):
     rows, _, xs, ya, yb = _restrict(X, a, b, state, "soft_ipod")
     q, _ = _residualiser(xs)
     proj = np.eye(len(rows)) - q @ q.T
-    active, _, lo, hi = lasso_event(proj, proj @ ya, proj @ yb, z, lam, memo)
+    wa, wb = ya - q @ (q.T @ ya), yb - q @ (q.T @ yb)
+    # design P is a symmetric projector: D^T D = P and D^T (P y) = P y, no n x n products needed
+    active, _, lo, hi = lasso_event(proj, wa, wb, z, lam, memo, gram=proj, dta=wa, dtb=wb)
     return make_state(state["features"], set(state["outliers"]) | set(rows[active])), lo, hi
 
 

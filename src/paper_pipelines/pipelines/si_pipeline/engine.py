@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 from kedro.pipeline import Pipeline
 
-from .components import ComponentSpec, State, component_spec
+from .components import ComponentSpec, DegenerateStateError, State, component_spec
 from .line_search import SearchResult, over_conditioning, parametric_search
 
 logger = logging.getLogger(__name__)
@@ -192,10 +192,14 @@ class DagSelectiveTest:
         z: float,
         bound: list,
         memo: dict | None = None,
+        strict: bool = True,
     ) -> tuple[State, float, float]:
         """(final state, lo, hi) at y(z) = a_full + b_full z: the DAG's per-point selection event.
 
         ``memo`` maps node name -> scratch dict kept across the points of one test (warm starts).
+        With ``strict=False`` (inside the line search) a component that cannot run on its input state
+        (e.g. outlier detection left n <= p) yields a marker output that never equals an observed
+        (M, O), valid on the interval where that input state is constant - which is exact.
         """
         values: dict[str, tuple[State, float, float]] = {}
         for step, hyper in bound:
@@ -221,7 +225,14 @@ class DagSelectiveTest:
                 else:
                     state, lo, hi = values[step.inputs[2]]
                     scratch = memo.setdefault(step.node, {}) if memo is not None else None
-                    new, l2, u2 = step.spec.event(X, a_full, b_full, z, state, *hyper, memo=scratch)
+                    try:
+                        new, l2, u2 = step.spec.event(
+                            X, a_full, b_full, z, state, *hyper, memo=scratch
+                        )
+                    except DegenerateStateError:
+                        if strict:
+                            raise
+                        return {"features": [], "outliers": [], "degenerate_at": step.node}, lo, hi
                     values[step.output] = (new, max(lo, l2), min(hi, u2))
             except DagError:
                 raise
@@ -300,7 +311,7 @@ class DagSelectiveTest:
             def event(
                 z: float, a_full=a_full, b_full=b_full, memo=memo
             ) -> tuple[State, float, float]:
-                return self.event(X, a_full, b_full, z, bound, memo)
+                return self.event(X, a_full, b_full, z, bound, memo, strict=False)
 
             if mode == "parametric":
                 res = parametric_search(event, state, t_obs, **search)
