@@ -57,7 +57,7 @@ def _hashes(root: Path) -> dict[str, str]:
 
 
 def _latest_loadable_metrics(path: Path) -> dict:
-    return project_catalog(path, "fast").load("ata.metrics")
+    return project_catalog(path, "fast", pipeline="ata").load("ata.metrics")
 
 
 def test_scheduled_run_links_its_run_record(project):
@@ -133,7 +133,7 @@ def test_lineage_lists_runs_side_by_side_and_plots_a_metric(project, tmp_path, c
     run_session(
         path, "ata", env="fast", runtime_params={"ata.sim.seed": 1}
     )  # a re-run with a new seed
-    table = runs_table(project_catalog(path, "fast"), "ata")
+    table = runs_table(project_catalog(path, "fast", pipeline="ata"), "ata")
     ok = table[table["status"] == "success"]
     assert len(ok) >= 2 and (table["status"] == "failed").sum() >= 2
     first, last = ok.iloc[0], ok.iloc[-1]

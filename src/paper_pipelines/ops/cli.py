@@ -132,11 +132,8 @@ def cmd_schedule(args, t_start: float) -> int:
     scheduler = EmbeddedScheduler(args.project_path, schedules, only=only)
     if args.dry_run:
         scheduler.start()
-        import psutil
-
         logger.info(
-            "Scheduler start-up: %.2f s from process start to jobs scheduled (%.2f s in main)",
-            time.time() - psutil.Process().create_time(),
+            "Scheduler start-up: %.2f s from CLI start to jobs scheduled",
             time.perf_counter() - t_start,
         )
         for name, when in scheduler.next_runs().items():
@@ -176,7 +173,7 @@ def cmd_runs(args) -> int:
     from paper_pipelines.ops.lineage import plot_metric, project_catalog, runs_table
 
     project = Path(args.project_path).resolve()
-    catalog = project_catalog(project, args.env)
+    catalog = project_catalog(project, args.env, pipeline=args.slug)
     metrics = [m for m in args.metrics.split(",") if m] or None
     table = runs_table(catalog, args.slug, metrics=metrics)
     if table.empty:

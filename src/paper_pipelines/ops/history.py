@@ -71,7 +71,7 @@ def format_status(
     """A per-entry summary (last outcome, last success, next run) and the latest history lines."""
     records = list(records)
     lines = ["Schedule status", ""]
-    header = f"{'entry':<22} {'pipeline/env':<18} {'last outcome':<13} {'last success':<25} {'next run':<25}"
+    header = f"{'entry':<22} {'pipeline/env':<18} {'last outcome':<13} {'last success':<30} {'next run':<25}"
     lines += [header, "-" * len(header)]
     entries = dict.fromkeys([*next_runs, *(r.get("entry") for r in records if r.get("entry"))])
     for name in entries:
@@ -84,7 +84,7 @@ def format_status(
             f"{mine[-1]['pipeline']}/{mine[-1]['env']}" if mine and "pipeline" in mine[-1] else "-"
         )
         nxt = next_runs.get(name) or ("(not scheduled)" if name not in next_runs else "-")
-        lines.append(f"{name:<22} {where:<18} {last_outcome:<13} {last_success:<25} {nxt:<25}")
+        lines.append(f"{name:<22} {where:<18} {last_outcome:<13} {last_success:<30} {nxt:<25}")
     lines += ["", f"Last {min(last, len(records))} history lines:"]
     for r in records[-last:]:
         duration = r.get("duration_s")

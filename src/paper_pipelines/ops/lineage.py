@@ -193,12 +193,24 @@ def plot_metric(table: pd.DataFrame, metric: str, slug: str = ""):
     return fig
 
 
-def project_catalog(project_path: Path | str = ".", env: str | None = None):
-    """The Kedro catalog of ``env`` for reading records and metrics (no run is started)."""
+def project_catalog(
+    project_path: Path | str = ".", env: str | None = None, pipeline: str | None = None
+):
+    """The Kedro catalog of ``env`` for reading records and metrics (no run is started).
+
+    With ``pipeline``, only that paper's pipeline is imported (as `kedro run --pipeline` does);
+    without it, Kedro imports every registered paper to validate parameters.
+    """
+    from kedro.framework.project import pipelines
     from kedro.framework.session import KedroSession
     from kedro.framework.startup import bootstrap_project
 
     project_path = Path(project_path).resolve()
     bootstrap_project(project_path)
     with KedroSession.create(project_path=project_path, env=env) as session:
-        return session.load_context().catalog
+        if pipeline:
+            pipelines.set_requested([pipeline])
+        context = session.load_context()
+        if pipeline:
+            context._pipelines_to_validate = [pipeline]  # as KedroSession.run scopes it
+        return context.catalog

@@ -25,10 +25,9 @@ from __future__ import annotations
 import logging
 import os
 import pickle
-import shutil
 import tempfile
 import uuid
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, Any
 
 from kedro.io import AbstractDataset, MemoryDataset
@@ -94,6 +93,14 @@ def _run_node(
             raise NodeFailed(f"node {node.name} failed: {type(exc).__name__}: {exc}") from None
         raise
     return node.name
+
+
+def _remove(root: str) -> None:
+    import fsspec
+
+    fs, path = fsspec.core.url_to_fs(root)
+    with suppress(OSError):  # FileNotFoundError included: nothing to remove
+        fs.rm(path, recursive=True)
 
 
 @contextmanager
@@ -254,7 +261,7 @@ class DaskRunner(AbstractRunner):
             else f"{self._persist_dir.rstrip('/')}/{run_id or uuid.uuid4().hex}"
         )
         try:
-            self._persist_intermediates(pipeline, catalog, root)
+            swapped = self._persist_intermediates(pipeline, catalog, root)
             with self._connect() as client:
                 futures = {}
                 dependencies = pipeline.node_dependencies
@@ -282,6 +289,12 @@ class DaskRunner(AbstractRunner):
                     for future in futures.values():
                         future.cancel()
                     raise
+            # Free outputs that were in memory come back to the driver, as under SequentialRunner.
+            for name in sorted(set(swapped) & pipeline.outputs()):
+                data = catalog.load(name)
+                with _quiet("kedro.io.data_catalog"):
+                    catalog[name] = MemoryDataset(data)
         finally:
-            if own_dir:
-                shutil.rmtree(root, ignore_errors=True)
+            _remove(
+                root
+            )  # scratch of this run only; versioned artefacts live in the catalog's paths
