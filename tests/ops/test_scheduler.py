@@ -199,3 +199,36 @@ def test_quarantine_moves_only_the_failed_versions(tmp_path):
     window = (datetime(2026, 1, 1, 2, tzinfo=UTC), datetime(2026, 1, 1, 4, tzinfo=UTC))
     assert len(quarantine(root, "ata", "job", window=window)) == 2
     assert not any((root / "08_reporting/ata/metrics.json").iterdir())
+
+
+def test_the_schedule_command_starts_and_stops_on_sigterm(project_copy, tmp_path):
+    import signal
+    import subprocess
+    import sys
+
+    log = tmp_path / "scheduler.log"
+    with log.open("w") as out:
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "paper_pipelines.ops",
+                "schedule",
+                "--project-path",
+                str(project_copy),
+            ],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+        try:
+            deadline = time.time() + 60
+            while time.time() < deadline and "Scheduler started" not in log.read_text():
+                time.sleep(0.1)
+            assert "Scheduler started with 2 entries" in log.read_text()
+            proc.send_signal(signal.SIGTERM)
+            assert proc.wait(timeout=30) == 0
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+    text = log.read_text()
+    assert "Scheduled dlp_weekly" in text and "Scheduler stopped" in text
