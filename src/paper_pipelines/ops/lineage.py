@@ -207,10 +207,14 @@ def project_catalog(
 
     project_path = Path(project_path).resolve()
     bootstrap_project(project_path)
-    with KedroSession.create(project_path=project_path, env=env) as session:
-        if pipeline:
-            pipelines.set_requested([pipeline])
-        context = session.load_context()
-        if pipeline:
-            context._pipelines_to_validate = [pipeline]  # as KedroSession.run scopes it
-        return context.catalog
+    requested = pipelines._requested_pipelines  # restored: the caller may use the registry later
+    try:
+        with KedroSession.create(project_path=project_path, env=env) as session:
+            if pipeline:
+                pipelines.set_requested([pipeline])
+            context = session.load_context()
+            if pipeline:
+                context._pipelines_to_validate = [pipeline]  # as KedroSession.run scopes it
+            return context.catalog
+    finally:
+        pipelines.set_requested(requested)
