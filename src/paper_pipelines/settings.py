@@ -14,6 +14,11 @@ os.environ.setdefault("DO_NOT_TRACK", "1")
 
 HOOKS = (InputCheckHooks(), RunRecordHooks())
 
+# Optional MLflow tracking (pip install -e ".[tracking]") stays off unless asked for, so that tests and
+# ordinary runs never log to a tracking store: PAPER_PIPELINES_MLFLOW=1 kedro run ... (docs/operations.md).
+if os.environ.get("PAPER_PIPELINES_MLFLOW") != "1":
+    DISABLE_HOOKS_FOR_PLUGINS = ("kedro-mlflow",)
+
 CONFIG_LOADER_CLASS = OmegaConfigLoader
 CONFIG_LOADER_ARGS = {
     "base_env": "base",

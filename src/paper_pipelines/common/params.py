@@ -48,3 +48,18 @@ def validate_params(model: type[M], params: dict[str, Any] | M, prefix: str) -> 
             "; ".join(lines) + f". Fix it in conf/base/parameters/{prefix.split('.')[0]}.yml "
             "or with --params."
         ) from None
+
+
+def nest_dotted(dotted: dict[str, Any]) -> dict[str, Any]:
+    """{"dlp.data.seqlen": 64} -> {"dlp": {"data": {"seqlen": 64}}}, as `kedro run --params` nests keys.
+
+    Keys without dots, and values that are already mappings, pass through unchanged.
+    """
+    nested: dict[str, Any] = {}
+    for key, value in dotted.items():
+        *parents, leaf = key.split(".")
+        node = nested
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[leaf] = value
+    return nested

@@ -20,6 +20,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from paper_pipelines.common.params import nest_dotted
 from paper_pipelines.ops.schedules import ScheduleEntry, Schedules
 
 logger = logging.getLogger(__name__)
@@ -143,22 +144,10 @@ def template_vars(entry: ScheduleEntry, schedules: Schedules, generator: str) ->
         "retries": entry.retries,
         "retry_delay_seconds": int(entry.retry_backoff_seconds),
         "timeout_seconds": int(entry.timeout_seconds),
-        "runtime_params": repr(_nest(entry.params)),
+        "runtime_params": repr(nest_dotted(entry.params)),
         "load_versions": repr(dict(entry.load_versions)),
         "generator": generator,
     }
-
-
-def _nest(dotted: dict[str, Any]) -> dict[str, Any]:
-    """{"ata.sim.K": 1} -> {"ata": {"sim": {"K": 1}}}, as `kedro run --params` does."""
-    nested: dict[str, Any] = {}
-    for key, value in dotted.items():
-        *parents, leaf = key.split(".")
-        node = nested
-        for part in parents:
-            node = node.setdefault(part, {})
-        node[leaf] = value
-    return nested
 
 
 def _slugify(text: str) -> str:
