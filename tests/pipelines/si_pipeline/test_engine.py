@@ -175,3 +175,58 @@ def test_statistic_is_the_ols_coefficient():
     coef, *_ = np.linalg.lstsq(X[np.ix_(rows, state["features"])], y_imp[rows], rcond=None)
     np.testing.assert_allclose([r.beta_hat for r in res], coef, rtol=1e-10)
     np.testing.assert_allclose([r.result.stat * r.scale for r in res], coef, rtol=1e-10)
+
+
+def test_documented_custom_dag_with_dffits_runs():
+    """The op3 example of docs/papers/si_pipeline.md: parallel OD nodes, union of outliers, intersection."""
+    op3 = Pipeline(
+        [
+            Node(c.initial_state, "X", "state_0", name="initial_state"),
+            Node(c.mean_value_imputation, ["X", "y_raw"], "y", name="mean_value_imputation"),
+            Node(
+                c.soft_ipod, ["X", "y", "state_0", "params:soft_ipod.lam"], "od1", name="soft_ipod"
+            ),
+            Node(c.dffits, ["X", "y", "state_0", "params:dffits.lam"], "od2", name="dffits"),
+            Node(c.union, ["od1", "od2"], "state_od", name="union_outliers"),
+            Node(
+                c.stepwise_feature_selection,
+                ["X", "y", "state_od", "params:stepwise.k"],
+                "s1",
+                name="stepwise",
+            ),
+            Node(c.lasso, ["X", "y", "state_od", "params:lasso.alpha"], "s2", name="lasso"),
+            Node(c.intersection, ["s1", "s2"], "state_final", name="intersection"),
+        ]
+    )
+    params = {
+        "soft_ipod": {"lam": 0.03},
+        "dffits": {"lam": 4.0},
+        "stepwise": {"k": 3},
+        "lasso": {"alpha": 0.08},
+    }
+    X, y = _data(seed=7)
+    engine = DagSelectiveTest(op3)
+    state = engine.run(X, y, params)
+    assert state["features"]
+    y_imp, s0 = c.mean_value_imputation(X, y), c.initial_state(X)
+    flagged = set(c.soft_ipod(X, y_imp, s0, 0.03)["outliers"]) | set(
+        c.dffits(X, y_imp, s0, 4.0)["outliers"]
+    )
+    assert set(state["outliers"]) == flagged  # union of both detectors' flags
+    res = engine.test(X, y, params, sigma=1.0)
+    assert [r.feature for r in res] == state["features"]
+    assert all(r.result.inf_p <= r.result.p_value <= r.result.sup_p for r in res)
+
+
+def test_degenerate_state_off_the_observed_point_is_a_different_output():
+    """Where outlier detection would leave n <= p, the line search marks the interval as 'not Z'."""
+    X, y = _data(seed=1, n=30, p=8)
+    engine = DagSelectiveTest(op1())
+    bound = engine.bind(PARAMS["op1"])
+    y_full = c.mean_value_imputation(X, y)
+    direction = np.zeros_like(y_full)
+    direction[: len(y) // 2] = 1.0  # pushing half the rows far away makes soft-IPOD flag them all
+    with pytest.raises(ValueError, match="need n > p"):
+        engine.event(X, y_full, direction, 1e3, bound)
+    state, lo, hi = engine.event(X, y_full, direction, 1e3, bound, strict=False)
+    assert "degenerate_at" in state and lo <= 1e3 <= hi
