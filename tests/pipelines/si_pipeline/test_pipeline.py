@@ -15,6 +15,15 @@ CONTRACT = [
     "mean_seconds_per_test",
     "n_null_replications",
 ]
+CV_KEYS = [
+    "null_fpr_parametric_cv",
+    "null_fpr_oc_cv",
+    "null_fpr_naive_cv",
+    "power_parametric_cv",
+    "power_oc_cv",
+    "real_rejection_parametric_cv",
+    "real_rejection_oc_cv",
+]
 TIMING = ("seconds",)
 
 
@@ -34,6 +43,22 @@ def test_fast_run(project_copy):
     assert 0.0 < metrics["mean_seconds_per_test"] < 5.0
     assert metrics["n_failed_tests"] == 0
     assert metrics["exactness_max_abs_diff"] <= 2e-3
+    # CV inside the test (fast: op1 with lasso alpha in {0.08, 0.12}, 3 folds)
+    assert metrics["n_null_replications_cv"] == 6 and metrics["n_failed_tests_cv"] == 0
+    for key in CV_KEYS:
+        assert 0.0 <= metrics[key] <= 1.0, key
+    cv = latest_json(root / "07_model_output/si_pipeline/cv_choice.json")
+    assert len(cv["candidates"]) == 2 and cv["chosen"] in cv["cv_error"]
+    assert cv["cv_error"][cv["chosen"]] == min(cv["cv_error"].values())
+    cv_rows = pd.read_parquet(
+        _latest(root / "07_model_output/si_pipeline/cv_results_table.parquet")
+    )
+    assert sorted(cv_rows["feature"]) == cv["selection"]["features"]
+    assert (cv_rows["candidate"] == cv["chosen"]).all()
+    assert cv_rows["p_value"].between(0, 1).all() and cv_rows["p_oc"].between(0, 1).all()
+    cv_p = pd.read_parquet(_latest(root / "07_model_output/si_pipeline/cv_pvalues_table.parquet"))
+    assert set(cv_p["experiment"]) == {"null", "power", "real"}
+    assert set(cv_p["candidate"]) <= set(cv["cv_error"])
 
     results = pd.read_parquet(_latest(root / "08_reporting/si_pipeline/results.parquet"))
     assert list(results["method"]) == ["parametric", "over_conditioning", "naive"]
@@ -78,6 +103,11 @@ def test_fast_run(project_copy):
     [
         ("si_pipeline.inference.search_strategy", "pi9", "si_pipeline.inference.search_strategy"),
         ("si_pipeline.data.missing_rate", 1.5, "si_pipeline.data.missing_rate"),
+        ("si_pipeline.cv.folds", 1, "si_pipeline.cv.folds"),
+        ("si_pipeline.cv.condition_on", "winner", "si_pipeline.cv.condition_on"),
+        ("si_pipeline.cv.dags", ["op7"], "si_pipeline.cv.dags"),
+        ("si_pipeline.cv.grid", {"op1": {"lasso": {"alpha": [-1.0]}}}, "cv.grid.op1"),
+        ("si_pipeline.cv.grid", {"op1": {"lasso": {"beta": [1.0]}}}, "cv.grid"),
     ],
 )
 def test_bad_parameter_fails_and_writes_nothing(project_copy, key, value, message):

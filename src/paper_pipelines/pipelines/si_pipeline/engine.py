@@ -93,6 +93,47 @@ def estimate_sigma(X: np.ndarray, y_full: np.ndarray) -> float:
     return float(np.std(y_full - X @ coef, ddof=X.shape[1]))
 
 
+@dataclass(frozen=True)
+class FeatureLine:
+    """The test of one selected feature: direction, statistic and the line y_obs(z) = a + b z."""
+
+    feature: int
+    beta_hat: float
+    t_obs: float
+    a: np.ndarray  # in the space of the OBSERVED responses (length n_obs)
+    b: np.ndarray
+    sigma: float
+    scale: float  # sigma * ||eta||
+
+    def feature_test(self, result: SearchResult, cpu_seconds: float) -> FeatureTest:
+        return FeatureTest(self.feature, self.beta_hat, result, self.sigma, self.scale, cpu_seconds)
+
+
+def feature_line(
+    X: np.ndarray, g: np.ndarray, y_obs: np.ndarray, state: State, position: int, sigma: float
+) -> FeatureLine:
+    """eta^T = e_j^T (X_{-O,M}^T X_{-O,M})^{-1} X_{-O,M}^T E_{-O} G and the unit-variance line (Sec. 4.1).
+
+    b = sigma eta / ||eta||, a = y_obs - b T_obs, T_obs = eta^T y_obs / (sigma ||eta||).
+    """
+    keep = np.ones(X.shape[0], dtype=bool)
+    keep[state["outliers"]] = False
+    rows = np.flatnonzero(keep)
+    feats = state["features"]
+    pinv = np.linalg.pinv(X[np.ix_(rows, feats)])
+    eta_full = np.zeros(X.shape[0])
+    eta_full[rows] = pinv[position]
+    eta = g.T @ eta_full
+    norm_eta = float(np.linalg.norm(eta))
+    beta_hat = float(eta @ y_obs)
+    t_obs = beta_hat / (sigma * norm_eta)
+    b = sigma * eta / norm_eta
+    a = y_obs - b * t_obs
+    return FeatureLine(
+        int(feats[position]), beta_hat, t_obs, a, b, float(sigma), float(sigma * norm_eta)
+    )
+
+
 class DagSelectiveTest:
     """Selective inference for exactly the DAG declared in ``pipeline`` (a Kedro Pipeline)."""
 
@@ -285,26 +326,15 @@ class DagSelectiveTest:
         state = self.event(X, y_full, np.zeros_like(y_full), 0.0, bound)[0]
         if sigma is None:
             sigma = estimate_sigma(X, y_full)
-        keep = np.ones(X.shape[0], dtype=bool)
-        keep[state["outliers"]] = False
-        rows = np.flatnonzero(keep)
         feats = state["features"]
         if not feats:
             return []
-        pinv = np.linalg.pinv(X[np.ix_(rows, feats)])
         positions = range(len(feats)) if features is None else features
         out = []
         for j in positions:
             start = time.process_time()
-            eta_full = np.zeros(X.shape[0])
-            eta_full[rows] = pinv[j]
-            eta = g.T @ eta_full
-            norm_eta = float(np.linalg.norm(eta))
-            beta_hat = float(eta @ y_obs)
-            t_obs = beta_hat / (sigma * norm_eta)
-            b = sigma * eta / norm_eta
-            a = y_obs - b * t_obs
-            a_full, b_full = g @ a, g @ b
+            line = feature_line(X, g, y_obs, state, j, sigma)
+            a_full, b_full = g @ line.a, g @ line.b
 
             memo: dict = {}
 
@@ -314,19 +344,10 @@ class DagSelectiveTest:
                 return self.event(X, a_full, b_full, z, bound, memo, strict=False)
 
             if mode == "parametric":
-                res = parametric_search(event, state, t_obs, **search)
+                res = parametric_search(event, state, line.t_obs, **search)
             else:
-                res = over_conditioning(event, state, t_obs)
-            out.append(
-                FeatureTest(
-                    feature=int(feats[j]),
-                    beta_hat=beta_hat,
-                    result=res,
-                    sigma=float(sigma),
-                    scale=float(sigma * norm_eta),
-                    cpu_seconds=time.process_time() - start,
-                )
-            )
+                res = over_conditioning(event, state, line.t_obs)
+            out.append(line.feature_test(res, time.process_time() - start))
         return out
 
     def describe(self, params: dict | None = None) -> dict[str, Any]:

@@ -80,7 +80,9 @@ def one_test(
     """Parametric and over-conditioning tests of the feature at ``position`` in M (one row)."""
     par = engine.test(X, y, params, sigma=sigma, features=[position], **search)[0]
     oc = engine.test(X, y, params, sigma=sigma, features=[position], mode="over_conditioning")[0]
+    extra = {"candidate": par.result.extra["cv_candidate"]} if par.result.extra else {}
     return {
+        **extra,
         "feature": par.feature,
         "p_parametric": par.result.p_value,
         "p_oc": oc.result.p_value,

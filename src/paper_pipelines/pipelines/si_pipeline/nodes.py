@@ -13,9 +13,10 @@ import pandas as pd  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from pydantic import Field, PositiveFloat, PositiveInt  # noqa: E402
 
-from paper_pipelines.common.params import ParamsModel, validate_params  # noqa: E402
+from paper_pipelines.common.params import ParameterError, ParamsModel, validate_params  # noqa: E402
 from paper_pipelines.common.runtime import seed_everything  # noqa: E402
 
+from .cross_validation import CvSelectiveTest, expand_candidates  # noqa: E402
 from .engine import DagSelectiveTest  # noqa: E402
 from .experiments import (  # noqa: E402
     diabetes_standardised,
@@ -99,6 +100,31 @@ class PowerParams(ParamsModel):
     seed: int = 2
 
 
+class CvParams(ParamsModel):
+    """Pipeline selection by K-fold CV inside the test (Sec. 5, si4pipeline's ``tune`` + ``all_cv``)."""
+
+    enabled: bool = True
+    folds: int = Field(5, ge=2)
+    seed: int = 0
+    max_candidates: PositiveInt | None = None
+    condition_on: Literal["selection", "candidate"] = "selection"
+    dags: list[str] = ["op1", "op2"]  # declared DAGs that compete
+    # per DAG: its parameter block with lists for the values to cross-validate (product)
+    grid: dict[str, dict[str, dict[str, Any]]] = {
+        "op1": {"lasso": {"alpha": [0.08, 0.12]}},
+        "op2": {"lasso": {"alpha": [0.08, 0.12]}},
+    }
+
+    def candidate_grids(self) -> dict[str, dict]:
+        return {dag: self.grid.get(dag, {}) for dag in self.dags}
+
+    demo: bool = True  # CV-chosen test of the demo data's selected features
+    null_replications: int = Field(100, ge=0)  # at calibration.{n, p, missing_rate, seed}
+    power_replications: int = Field(100, ge=0)  # at power.{n, p, missing_rate, seed}
+    power_delta: float = 0.4
+    real_replications: int = Field(50, ge=0)  # at real.{n, missing_rate, seed}
+
+
 class RealParams(ParamsModel):
     dataset: Literal["diabetes"] = "diabetes"
     n: int = Field(150, ge=20, le=442)
@@ -119,8 +145,6 @@ def _dag_params(engines: dict[str, DagSelectiveTest], dag_params: dict[str, Any]
 def _check_variants(variants: list[str], engines: dict, key: str) -> None:
     unknown = [v for v in variants if v not in engines]
     if unknown:
-        from paper_pipelines.common.params import ParameterError
-
         raise ParameterError(
             f"parameter {SLUG}.{key} = {variants!r} names unknown DAGs {unknown}; "
             f"declared DAGs: {sorted(engines)}"
@@ -135,6 +159,7 @@ def validate_parameters(
     calibration: dict,
     power: dict,
     real: dict,
+    cv: dict,
     **dag_params: dict,
 ) -> dict[str, Any]:
     """Check every parameter block before any work starts (so a bad value writes nothing)."""
@@ -146,8 +171,19 @@ def validate_parameters(
         ).model_dump(),
         "power": validate_params(PowerParams, power, f"{SLUG}.power").model_dump(),
         "real": validate_params(RealParams, real, f"{SLUG}.real").model_dump(),
+        "cv": validate_params(CvParams, cv, f"{SLUG}.cv").model_dump(),
         "dags": _dag_params(engines, dag_params),
     }
+    if config["cv"]["enabled"]:
+        cv_cfg = CvParams(**config["cv"])
+        _check_variants(cv_cfg.dags, engines, "cv.dags")
+        _check_variants(list(cv_cfg.grid), engines, "cv.grid")
+        try:
+            cands = expand_candidates(engines, cv_cfg.candidate_grids(), config["dags"])
+        except Exception as exc:  # a grid that does not fit its DAG (unknown key, bad value)
+            raise ParameterError(f"parameter {SLUG}.cv.grid is invalid: {exc}") from None
+        for cand in cands:
+            validate_params(DagParams, cand.params, f"{SLUG}.cv.grid.{cand.dag}")
     _check_variants(
         config["calibration"]["variants"] + config["calibration"]["estimated_sigma_variants"],
         engines,
@@ -332,11 +368,8 @@ def power_curve(engines: dict[str, DagSelectiveTest], config: dict) -> pd.DataFr
     return pd.DataFrame(rows)
 
 
-def real_data_eval(engines: dict[str, DagSelectiveTest], config: dict) -> pd.DataFrame:
-    """Real data: rejection rates of parametric vs OC on random diabetes subsamples (sigma = 1 plug-in)."""
-    cfg = validate_params(RealParams, config["real"], f"{SLUG}.real")
-    inf = validate_params(InferenceParams, config["inference"], f"{SLUG}.inference")
-    params = config["dags"]
+def _real_draw(cfg: RealParams):
+    """Random diabetes subsamples of size cfg.n (optionally with missing responses)."""
     X_all, y_all = diabetes_standardised(cfg.seed)
 
     def draw(rng):
@@ -346,6 +379,15 @@ def real_data_eval(engines: dict[str, DagSelectiveTest], config: dict) -> pd.Dat
         y[rng.choice(cfg.n, n_missing, replace=False)] = np.nan
         return X_all[rows], y, {"support": [], "outliers": []}
 
+    return draw
+
+
+def real_data_eval(engines: dict[str, DagSelectiveTest], config: dict) -> pd.DataFrame:
+    """Real data: rejection rates of parametric vs OC on random diabetes subsamples (sigma = 1 plug-in)."""
+    cfg = validate_params(RealParams, config["real"], f"{SLUG}.real")
+    inf = validate_params(InferenceParams, config["inference"], f"{SLUG}.inference")
+    params = config["dags"]
+    draw = _real_draw(cfg)
     out = []
     for variant in cfg.variants:
         table, failures = replicate_tests(
@@ -370,9 +412,147 @@ def real_data_eval(engines: dict[str, DagSelectiveTest], config: dict) -> pd.Dat
     return pd.DataFrame(out)
 
 
+# ------------------------------------------------------------------------------------ CV inside the test
+def _cv_engine(engines: dict[str, DagSelectiveTest], config: dict) -> CvSelectiveTest:
+    cfg = validate_params(CvParams, config["cv"], f"{SLUG}.cv")
+    candidates = expand_candidates(engines, cfg.candidate_grids(), config["dags"])
+    return CvSelectiveTest(
+        candidates,
+        folds=cfg.folds,
+        seed=cfg.seed,
+        max_candidates=cfg.max_candidates,
+        condition_on=cfg.condition_on,
+    )
+
+
+def cv_selective_test(
+    engines: dict[str, DagSelectiveTest], X: np.ndarray, y_raw: np.ndarray, config: dict
+) -> tuple[pd.DataFrame, dict]:
+    """The pipeline chosen by K-fold CV on the demo data, its CV errors, and its selective tests.
+
+    The p-values condition on the CV choice as well as on the winner's (M, O) (Sec. 5).
+    """
+    cfg = validate_params(CvParams, config["cv"], f"{SLUG}.cv")
+    inf = validate_params(InferenceParams, config["inference"], f"{SLUG}.inference")
+    if not (cfg.enabled and cfg.demo):
+        return pd.DataFrame(), {"enabled": False}
+    cv = _cv_engine(engines, config)
+    choice = cv.tune(X, y_raw)
+    winner = cv.candidates[choice.winner]
+    par = cv.test(X, y_raw, sigma=inf.sigma, **inf.search())
+    oc = cv.test(X, y_raw, sigma=inf.sigma, mode="over_conditioning")
+    rows = [
+        {
+            "candidate": winner.name,
+            **a.as_row(),
+            "p_oc": b.result.p_value,
+            "cpu_seconds_oc": b.cpu_seconds,
+        }
+        for a, b in zip(par, oc, strict=True)
+    ]
+    logger.info(
+        "CV chose %s among %d candidates: M=%s, |O|=%d",
+        winner.name,
+        len(choice.errors),
+        choice.model["features"],
+        len(choice.model["outliers"]),
+    )
+    report = {
+        "enabled": True,
+        "folds": cfg.folds,
+        "seed": cfg.seed,
+        "condition_on": cfg.condition_on,
+        "candidates": [{"name": c.name, "dag": c.dag, "params": c.params} for c in cv.candidates],
+        "cv_error": {cv.candidates[k].name: v for k, v in choice.errors.items()},
+        "chosen": winner.name,
+        "selection": {k: choice.model[k] for k in ("features", "outliers", "imputation")},
+    }
+    return pd.DataFrame(rows), report
+
+
+def cv_experiments(engines: dict[str, DagSelectiveTest], config: dict) -> tuple[pd.DataFrame, dict]:
+    """Null calibration, power and real-data rejection of the CV-chosen pipeline (tests with CV inside).
+
+    Same data generators, sizes and seeds as the fixed-DAG experiments; one selected feature per dataset.
+    """
+    cfg = validate_params(CvParams, config["cv"], f"{SLUG}.cv")
+    inf = validate_params(InferenceParams, config["inference"], f"{SLUG}.inference")
+    cal = validate_params(CalibrationParams, config["calibration"], f"{SLUG}.calibration")
+    pw = validate_params(PowerParams, config["power"], f"{SLUG}.power")
+    real = validate_params(RealParams, config["real"], f"{SLUG}.real")
+    if not cfg.enabled:
+        return pd.DataFrame(), {"enabled": False}
+    cv = _cv_engine(engines, config)
+    runs = [
+        (
+            "null",
+            lambda rng: synthetic_data(rng, cal.n, cal.p, 0.0, 3, cal.missing_rate),
+            cfg.null_replications,
+            cal.seed,
+            inf.sigma,
+            False,
+        ),
+        (
+            "power",
+            lambda rng: synthetic_data(rng, pw.n, pw.p, cfg.power_delta, 3, pw.missing_rate),
+            cfg.power_replications,
+            pw.seed,
+            inf.sigma,
+            True,
+        ),
+        ("real", _real_draw(real), cfg.real_replications, real.seed, 1.0, False),
+    ]
+    tables, report = [], {"enabled": True, "n_candidates": len(cv.candidates), "alpha": inf.alpha}
+    for name, draw, reps, seed, sigma, require_true in runs:
+        if reps == 0:
+            report[name] = {"n_tests": 0}
+            continue
+        table, failures = replicate_tests(
+            cv,
+            {},
+            draw,
+            reps,
+            seed,
+            sigma,
+            inf.search(),
+            f"cv {name}",
+            require_true=require_true,
+        )
+        table["experiment"] = name
+        tables.append(table)
+        report[name] = {**rejection_summary(table, inf.alpha), "failures": failures}
+    report["power"]["delta"] = cfg.power_delta
+    return pd.concat(tables, ignore_index=True) if tables else pd.DataFrame(), report
+
+
 # ------------------------------------------------------------------------------------ evaluate
+def _cv_metrics(cv: dict) -> dict[str, Any]:
+    """Metrics of the CV-chosen pipeline (None where CV or that experiment was switched off)."""
+    keys = {
+        "null_fpr_parametric_cv": ("null", "parametric"),
+        "null_fpr_oc_cv": ("null", "oc"),
+        "null_fpr_naive_cv": ("null", "naive"),
+        "ks_parametric_cv": ("null", "ks_parametric"),
+        "n_null_replications_cv": ("null", "n_tests"),
+        "mean_seconds_per_test_cv": ("null", "mean_cpu_seconds_parametric"),
+        "power_parametric_cv": ("power", "parametric"),
+        "power_oc_cv": ("power", "oc"),
+        "real_rejection_parametric_cv": ("real", "parametric"),
+        "real_rejection_oc_cv": ("real", "oc"),
+    }
+    out: dict[str, Any] = {k: cv.get(block, {}).get(field) for k, (block, field) in keys.items()}
+    out["n_failed_tests_cv"] = int(
+        sum(cv.get(b, {}).get("failures", 0) for b in ("null", "power", "real"))
+    )
+    return out
+
+
 def evaluate(
-    null_pvalues: pd.DataFrame, calibration: dict, power: pd.DataFrame, real: pd.DataFrame
+    null_pvalues: pd.DataFrame,
+    calibration: dict,
+    power: pd.DataFrame,
+    real: pd.DataFrame,
+    cv: dict,
 ) -> tuple[dict, pd.DataFrame, Figure, Figure]:
     """Evaluate: metrics contract, method x metric table, QQ plot of null p-values, power bars."""
     alpha = calibration["alpha"]
@@ -405,6 +585,7 @@ def evaluate(
     metrics["exactness_max_abs_diff"] = calibration["exactness"][
         "max_abs_diff_precision_vs_exhaustive"
     ]
+    metrics.update(_cv_metrics(cv))
 
     results = pd.DataFrame(
         {
@@ -434,6 +615,14 @@ def evaluate(
                 float(known["cpu_seconds_oc"].mean()),
                 0.0,
             ],
+            "null_fpr_cv": [cv.get("null", {}).get(k) for k in ("parametric", "oc", "naive")],
+            "power_cv": [cv.get("power", {}).get(k) for k in ("parametric", "oc", "naive")],
+            "real_rejection_cv": [cv.get("real", {}).get(k) for k in ("parametric", "oc", "naive")],
+            "mean_cpu_seconds_per_test_cv": [
+                cv.get("null", {}).get("mean_cpu_seconds_parametric"),
+                cv.get("null", {}).get("mean_cpu_seconds_oc"),
+                0.0 if cv.get("enabled") else None,
+            ],
         }
     )
 
@@ -449,9 +638,14 @@ def evaluate(
     bars = Figure(figsize=(6, 3.5))
     ax = bars.subplots()
     labels = [f"{r.dag} d={r.delta}" for r in power.itertuples()]
+    par, ocs = list(power["parametric"]), list(power["oc"])
+    if cv.get("power", {}).get("n_tests"):
+        labels.append(f"CV d={cv['power']['delta']}")
+        par.append(cv["power"]["parametric"])
+        ocs.append(cv["power"]["oc"])
     x = np.arange(len(labels))
-    ax.bar(x - 0.2, power["parametric"], 0.4, label="parametric")
-    ax.bar(x + 0.2, power["oc"], 0.4, label="OC")
+    ax.bar(x - 0.2, par, 0.4, label="parametric")
+    ax.bar(x + 0.2, ocs, 0.4, label="OC")
     ax.set_xticks(x, labels)
     ax.set(ylabel=f"power (alpha = {alpha:.2f})", ylim=(0, 1), title="Power of selective tests")
     ax.legend()

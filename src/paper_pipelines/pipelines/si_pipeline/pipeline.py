@@ -1,4 +1,5 @@
-"""Wiring of si_pipeline: the user's feature-selection DAGs as nested modular pipelines + the SI test.
+"""Wiring of si_pipeline: the user's feature-selection DAGs as nested modular pipelines + the SI tests
+(fixed DAGs, and the DAG chosen by K-fold CV among candidates with the CV choice inside the test).
 
 The DAGs in dags.py are embedded as ``si_pipeline.op1`` / ``si_pipeline.op2`` (kedro-viz draws each as a
 collapsible box whose inside is the component graph). The very same Pipeline objects are handed to
@@ -25,7 +26,7 @@ def create_pipeline(**kwargs) -> Pipeline:
     """ingest -> preprocess -> fs DAGs + selective test / calibration / power / real -> evaluate."""
     fs = {name: namespaced(name) for name in DAGS}
     engines = {name: DagSelectiveTest(pipe) for name, pipe in fs.items()}
-    blocks = ("data", "inference", "calibration", "power", "real", *DAGS)
+    blocks = ("data", "inference", "calibration", "power", "real", "cv", *DAGS)
     states = {f"{d}_state": f"{d}.state_final" for d in DAGS}
     main = Pipeline(
         [
@@ -73,8 +74,26 @@ def create_pipeline(**kwargs) -> Pipeline:
                 name="real_data_eval",
             ),
             Node(
+                _bind(n.cv_selective_test, engines),
+                ["X", "y_raw", "config"],
+                ["cv_results_table", "cv_choice_json"],
+                name="cv_selective_test",
+            ),
+            Node(
+                _bind(n.cv_experiments, engines),
+                "config",
+                ["cv_pvalues_table", "cv_calibration_json"],
+                name="cv_experiments",
+            ),
+            Node(
                 n.evaluate,
-                ["null_pvalues_table", "calibration_json", "power_table", "real_table"],
+                [
+                    "null_pvalues_table",
+                    "calibration_json",
+                    "power_table",
+                    "real_table",
+                    "cv_calibration_json",
+                ],
                 ["metrics", "results", "null_qq_plot", "power_plot"],
                 name="evaluate",
             ),
