@@ -32,3 +32,34 @@ def test_agreement_with_official_package(tmp_path):
         assert s["oc_equal_1e-6_rate"] == 1.0, (key, s)
         assert s["parametric_within_tol_rate"] >= 0.9, (key, s)
         assert s["ours_cpu_s_per_test"] <= 2.0 * s["anchor_cpu_s_per_test"], (key, s)
+
+
+CV_BENCH = BENCH.with_name("si_pipeline_cv_anchor.py")
+cv_spec = importlib.util.spec_from_file_location("si_pipeline_cv_anchor", CV_BENCH)
+cv_anchor = importlib.util.module_from_spec(cv_spec)
+cv_spec.loader.exec_module(cv_anchor)
+
+
+def test_cv_benchmark_skips_cleanly_without_venv(tmp_path, capsys):
+    argv = ["--venv", str(tmp_path / "absent"), "--out", str(tmp_path / "s.json")]
+    assert cv_anchor.main(argv) == 0
+    assert "SKIPPED: no anchor virtualenv" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(
+    PY is None, reason=f"anchor venv with si4pipeline not found at {anchor.DEFAULT_VENV}"
+)
+def test_cv_agreement_with_official_package(tmp_path):
+    """CV inside the test: same winner, (M, O) and p-values as si4pipeline's tune + inference."""
+    out = tmp_path / "cv.json"
+    argv = ["--datasets", "4", "--grid", "small", "--out", str(out)]
+    assert cv_anchor.main(argv) == 0
+    import json
+
+    s = json.loads(out.read_text())["summary"]
+    assert s["ours_errors"] == 0
+    assert s["same_winner_rate"] == 1.0 and s["same_selection_rate"] == 1.0
+    if s["both_finished"]:
+        assert s["parametric_max_abs_diff"] <= 1e-6 and s["oc_max_abs_diff"] <= 1e-6
+        assert s["ours_cpu_s_per_test"] <= s["anchor_cpu_s_per_test"]
