@@ -112,8 +112,11 @@ def run_ours(dags, ns, datasets, p, sigma, seed, out_dir: Path) -> list[dict]:
     return rows
 
 
-def run_anchor(py: Path, in_dir: Path) -> list[dict]:
-    """The official package on the saved datasets (separate process, single-threaded BLAS)."""
+def run_anchor(py: Path, in_dir: Path, driver: str = "si_pipeline_anchor_driver.py") -> list[dict]:
+    """The official package on the saved datasets (separate process, single-threaded BLAS).
+
+    `driver` is the script, beside this file, that the official venv's Python runs.
+    """
     out = in_dir / "anchor.jsonl"
     env = {
         **os.environ,
@@ -124,7 +127,7 @@ def run_anchor(py: Path, in_dir: Path) -> list[dict]:
     subprocess.run(
         [
             str(py),
-            str(Path(__file__).with_name("si_pipeline_anchor_driver.py")),
+            str(Path(__file__).with_name(driver)),
             str(in_dir),
             str(out),
         ],

@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -26,7 +25,7 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from si_pipeline_anchor import DEFAULT_VENV, HYPER, ROOT, anchor_python  # noqa: E402
+from si_pipeline_anchor import DEFAULT_VENV, HYPER, ROOT, anchor_python, run_anchor  # noqa: E402
 
 GRIDS = {
     "small": {"op1": {"lasso": {"alpha": [0.08, 0.12]}}, "op2": {"lasso": {"alpha": [0.08, 0.12]}}},
@@ -118,24 +117,6 @@ def run_ours(args, out_dir: Path) -> list[dict]:
     return rows
 
 
-def run_anchor(py: Path, in_dir: Path) -> list[dict]:
-    out = in_dir / "anchor.jsonl"
-    env = {
-        **os.environ,
-        "OMP_NUM_THREADS": "1",
-        "OPENBLAS_NUM_THREADS": "1",
-        "MKL_NUM_THREADS": "1",
-    }
-    driver = Path(__file__).with_name("si_pipeline_cv_anchor_driver.py")
-    subprocess.run(
-        [str(py), str(driver), str(in_dir), str(out)],
-        check=True,
-        env=env,
-        stdout=subprocess.DEVNULL,
-    )
-    return [json.loads(line) for line in out.read_text().splitlines() if line.strip()]
-
-
 def compare(ours: list[dict], theirs: list[dict], p_tol: float = 2e-3) -> dict:
     by_id = {r["id"]: r for r in theirs}
     pairs = [(r, by_id.get(r["id"], {})) for r in ours]
@@ -194,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="si_cv_anchor_") as tmp:
         t0 = time.time()
         ours = run_ours(args, Path(tmp))
-        theirs = run_anchor(py, Path(tmp))
+        theirs = run_anchor(py, Path(tmp), driver="si_pipeline_cv_anchor_driver.py")
         summary = compare(ours, theirs)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(
