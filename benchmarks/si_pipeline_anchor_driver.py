@@ -42,6 +42,25 @@ def build(dag, hyper):
     return sp.construct_pipelines(output=M)
 
 
+def infer(mgr, X, y, sigma, j: int) -> dict:
+    """Parametric and over-conditioning p-values of selected feature j, with their CPU seconds."""
+    out = {}
+    t0 = time.process_time()
+    _, res = mgr.inference(X, y, sigma, test_index=j, retain_result=True)
+    out["cpu_seconds"] = time.process_time() - t0
+    out.update(
+        p=float(res.p_value),
+        inf_p=float(res.inf_p),
+        sup_p=float(res.sup_p),
+        search_count=int(res.search_count),
+    )
+    t0 = time.process_time()
+    _, p_oc = mgr.inference(X, y, sigma, test_index=j, inference_mode="over_conditioning")
+    out["cpu_seconds_oc"] = time.process_time() - t0
+    out["p_oc"] = float(p_oc)
+    return out
+
+
 def main(in_dir: str, out_path: str) -> None:
     rows = []
     for path in sorted(Path(in_dir).glob("*.npz")):
@@ -56,22 +75,7 @@ def main(in_dir: str, out_path: str) -> None:
             M, outl = mgr(X, y)
             row.update(M=sorted(int(i) for i in M), O=sorted(int(i) for i in outl))
             if feature in M:
-                j = list(M).index(feature)
-                t0 = time.process_time()
-                _, res = mgr.inference(X, y, sigma, test_index=j, retain_result=True)
-                row["cpu_seconds"] = time.process_time() - t0
-                row.update(
-                    p=float(res.p_value),
-                    inf_p=float(res.inf_p),
-                    sup_p=float(res.sup_p),
-                    search_count=int(res.search_count),
-                )
-                t0 = time.process_time()
-                _, p_oc = mgr.inference(
-                    X, y, sigma, test_index=j, inference_mode="over_conditioning"
-                )
-                row["cpu_seconds_oc"] = time.process_time() - t0
-                row["p_oc"] = float(p_oc)
+                row.update(infer(mgr, X, y, sigma, list(M).index(feature)))
         except Exception as exc:  # the reference raises AssertionError on a few datasets; record it
             row["error"] = f"{type(exc).__name__}: {exc}"[:300]
         rows.append(row)

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from si_pipeline_anchor_driver import build  # noqa: E402
+from si_pipeline_anchor_driver import build, infer  # noqa: E402
 
 
 def main(in_dir: str, out_path: str) -> None:
@@ -42,22 +42,7 @@ def main(in_dir: str, out_path: str) -> None:
                 O=sorted(int(i) for i in outl),
             )
             if feature in M:
-                j = list(M).index(feature)
-                t0 = time.process_time()
-                _, res = mgr.inference(X, y, sigma, test_index=j, retain_result=True)
-                row["cpu_seconds"] = time.process_time() - t0
-                row.update(
-                    p=float(res.p_value),
-                    inf_p=float(res.inf_p),
-                    sup_p=float(res.sup_p),
-                    search_count=int(res.search_count),
-                )
-                t0 = time.process_time()
-                _, p_oc = mgr.inference(
-                    X, y, sigma, test_index=j, inference_mode="over_conditioning"
-                )
-                row["cpu_seconds_oc"] = time.process_time() - t0
-                row["p_oc"] = float(p_oc)
+                row.update(infer(mgr, X, y, sigma, list(M).index(feature)))
         except Exception as exc:  # the reference raises AssertionError on a few datasets; record it
             row["error"] = f"{type(exc).__name__}: {exc}"[:300]
         rows.append(row)
