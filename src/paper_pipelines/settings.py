@@ -4,6 +4,7 @@ import os
 
 from kedro.config import OmegaConfigLoader
 
+from paper_pipelines.context import ProjectContext
 from paper_pipelines.hooks import InputCheckHooks, RunRecordHooks
 
 # Offline by default for every run, test and notebook: no model hub, no telemetry.
@@ -18,6 +19,9 @@ HOOKS = (InputCheckHooks(), RunRecordHooks())
 # ordinary runs never log to a tracking store: PAPER_PIPELINES_MLFLOW=1 kedro run ... (docs/operations.md).
 if os.environ.get("PAPER_PIPELINES_MLFLOW") != "1":
     DISABLE_HOOKS_FOR_PLUGINS = ("kedro-mlflow",)
+
+# Parameters are checked for the pipelines being run before any node starts (see context.py).
+CONTEXT_CLASS = ProjectContext
 
 CONFIG_LOADER_CLASS = OmegaConfigLoader
 CONFIG_LOADER_ARGS = {

@@ -1,5 +1,6 @@
 """Project-owned Kedro datasets."""
 
+from paper_pipelines.datasets.causal_lm import CausalLMDataset
 from paper_pipelines.datasets.torch_dataset import TorchDataset
 
-__all__ = ["TorchDataset"]
+__all__ = ["CausalLMDataset", "TorchDataset"]

@@ -1,0 +1,35 @@
+"""Figure helpers: matplotlib's object API (no pyplot, no ``matplotlib.use``) and one colour per method.
+
+A ``Figure`` built here renders headless when ``matplotlib.MatplotlibDataset`` saves it, so nodes never
+touch global matplotlib state. A method keeps its colour in every paper's figures.
+"""
+
+from __future__ import annotations
+
+import zlib
+
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+# Colour-blind-safe palette (Okabe-Ito, then tab10's remainder); a name maps to the same colour everywhere.
+PALETTE = (
+    "#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000",
+    "#8c564b", "#7f7f7f", "#bcbd22", "#17becf",
+)  # fmt: skip
+# The paper's own method is always blue, the plainest baseline grey-black.
+FIXED = {"method": PALETTE[0], "ours": PALETTE[0], "uniform": PALETTE[7], "dense": "#7f7f7f"}
+
+
+def method_colour(name: str) -> str:
+    """The colour of a method, stable across runs and papers (CRC32 of its lower-cased name)."""
+    key = name.lower()
+    return FIXED.get(key) or PALETTE[zlib.crc32(key.encode()) % len(PALETTE)]
+
+
+def new_figure(
+    nrows: int = 1, ncols: int = 1, figsize: tuple[float, float] = (7.0, 3.8)
+) -> tuple[Figure, Axes | list]:
+    """A Figure with its axes (one Axes, or an array for a grid), laid out tightly when saved."""
+    fig = Figure(figsize=figsize, layout="constrained")
+    axes = fig.subplots(nrows, ncols, squeeze=True)
+    return fig, axes
