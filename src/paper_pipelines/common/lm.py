@@ -72,10 +72,15 @@ def _load_folder(path: str | None, dtype: Any) -> tuple[Any, Any]:
         raise ValueError(
             "LM source 'hf_folder' needs a path: a folder with config.json and the weights"
         )
+    if not (Path(path) / "config.json").is_file():
+        raise FileNotFoundError(
+            f"{path!r} is not a Hugging Face model folder (no config.json); point the catalog entry "
+            "at a folder with config.json, the weights and the tokenizer files"
+        )
     try:
         tok = AutoTokenizer.from_pretrained(path, local_files_only=True)
         model = AutoModelForCausalLM.from_pretrained(path, dtype=dtype, local_files_only=True)
-    except OSError as exc:
+    except (OSError, ValueError) as exc:
         raise FileNotFoundError(
             f"{path!r} is not a Hugging Face model folder ({exc.__class__.__name__}); point the "
             "catalog entry at a folder with config.json, the weights and the tokenizer files"
