@@ -64,3 +64,11 @@ airflow-dags: install  ## Airflow 3 DAG files from conf/base/schedules.yml into 
 
 clean-fast:  ## remove smoke-run outputs (data/fast) only; default-run versions stay
 	rm -rf data/fast
+
+.PHONY: report report-check
+
+report: install  ## docs/results.md and every page's results section, from the latest default run of each paper
+	$(PY) -m paper_pipelines.ops report $(if $(ENV:base=),--env=$(ENV))
+
+report-check: install  ## fail where a page's numbers differ from the latest default run in this checkout
+	$(PY) -m paper_pipelines.ops report --check $(if $(ENV:base=),--env=$(ENV))

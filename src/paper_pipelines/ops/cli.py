@@ -7,6 +7,8 @@ Commands:
   validate                                      check conf/base/schedules.yml and print the plan
   runs <slug> [--env fast] [--metric k] [--plot out.png]   lineage across runs of one paper
   airflow [--target-dir airflow_dags]           Airflow 3 DAG files from the same schedules
+  report [--env fast] [--run slug=run_id] [--check] [--only a,b]
+                                                the scoreboard and the pages' results, from runs
 """
 
 from __future__ import annotations
@@ -96,6 +98,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--no-plot", action="store_true")
     p.add_argument("--long", action="store_true", help="print every column, one run per block")
+    p.add_argument("-v", "--verbose", action="store_true")
+    p = sub.add_parser("report", help="docs/results.md and the pages' results sections, from runs")
+    p.add_argument("--project-path", default=".")
+    p.add_argument(
+        "--env", default=None, help="Kedro env whose runs to report (default: base runs)"
+    )
+    p.add_argument("--run", action="append", default=[], help="slug=run_id: report that run")
+    p.add_argument("--only", default="", help="comma-separated slugs (default: every paper)")
+    p.add_argument("--check", action="store_true", help="verify the pages instead of writing them")
     p.add_argument("-v", "--verbose", action="store_true")
     p = sub.add_parser("airflow", help="generate Airflow 3 DAG files")
     _common(p)
@@ -227,6 +238,23 @@ def cmd_airflow(args) -> int:
     return 0
 
 
+def cmd_report(args) -> int:
+    from paper_pipelines.ops.report import build, implemented_papers
+
+    project = Path(args.project_path).resolve()
+    slugs = [s for s in args.only.split(",") if s] or implemented_papers(project)
+    run_ids = dict(item.split("=", 1) for item in args.run)
+    started = time.perf_counter()
+    problems = build(project, slugs, args.env, run_ids, check=args.check)
+    for problem in problems:
+        print(f"{'FAIL' if args.check else 'skipped'}: {problem}", file=sys.stderr)
+    verb = "checked" if args.check else "wrote"
+    print(
+        f"{verb} {len(slugs) - len(problems)} of {len(slugs)} papers in {time.perf_counter() - started:.1f} s"
+    )
+    return 1 if problems else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     t_start = time.perf_counter()
     warnings.filterwarnings("ignore", message="register_new_resolver")
@@ -251,6 +279,8 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_runs(args)
         if args.command == "airflow":
             return cmd_airflow(args)
+        if args.command == "report":
+            return cmd_report(args)
     except ScheduleError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
