@@ -7,6 +7,7 @@ from typing import Any
 import pandas as pd
 from matplotlib.figure import Figure
 
+from paper_pipelines.common.claims import evaluate_claims
 from paper_pipelines.common.runtime import apply_runtime, substream
 
 from . import baselines, data, figures, method, report
@@ -47,6 +48,11 @@ def evaluate_methods(
 
 def summarise(results: pd.DataFrame) -> dict[str, Any]:
     return report.metrics(results)
+
+
+def check_claims(metrics: dict[str, Any]) -> pd.DataFrame:
+    """Each claim of the paper with our value, the paper's, and whether it holds in this run."""
+    return evaluate_claims(report.CLAIMS, metrics, "{{ cookiecutter.pipeline_name }}")
 
 
 def plot_errors(results: pd.DataFrame) -> Figure:

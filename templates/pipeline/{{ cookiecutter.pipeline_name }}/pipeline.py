@@ -38,6 +38,7 @@ def create_pipeline(**kwargs) -> Pipeline:
                 name="evaluate_methods",
             ),
             Node(nodes.summarise, "results", "metrics", name="summarise"),
+            Node(nodes.check_claims, "metrics", "claims", name="check_claims"),
             Node(nodes.plot_errors, "results", "error_plot", name="plot_errors"),
         ],
         namespace="{{ cookiecutter.pipeline_name }}",

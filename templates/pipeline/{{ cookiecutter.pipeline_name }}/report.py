@@ -7,12 +7,29 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from paper_pipelines.common.claims import Claim
 from paper_pipelines.common.reporting import check_metrics_contract, results_table
 
 from . import method, metrics as measures
 
 # The headline numbers every run writes to {{ cookiecutter.pipeline_name }}.metrics (the metrics contract).
 METRICS: tuple[str, ...] = ("error_method", "error_mean", "error_ratio_method_over_mean")
+
+# The paper's claims, checked on every run (common.claims): the spec's acceptance checks gate, the
+# rest are reported; `paper` holds the paper's own numbers with the table or figure they come from.
+CLAIMS: tuple[Claim, ...] = (
+    Claim(
+        id="beats_mean",
+        statement="The method's test error is below the mean predictor's.",
+        condition="error_method < error_mean",
+        paper={},
+        source="",
+        gates=True,
+    ),
+)
+
+# The figure the scoreboard shows for this paper.
+HEADLINE_FIGURE = "error_plot"
 
 
 def results(

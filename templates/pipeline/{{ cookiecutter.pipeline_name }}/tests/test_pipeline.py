@@ -20,7 +20,7 @@ def fast_run(tmp_path_factory):
 
 def test_fast_run_writes_versioned_standard_outputs(fast_run):
     root = fast_run / "data/fast/08_reporting" / SLUG
-    for name in ("metrics.json", "results.parquet", "error_plot.png"):
+    for name in ("metrics.json", "results.parquet", "claims.parquet", "error_plot.png"):
         assert len(versions_of(root / name)) == 1, name
 
 
@@ -35,6 +35,15 @@ def test_metrics_keep_the_contract(fast_run):
 
     metrics = latest_json(fast_run / "data/fast/08_reporting" / SLUG / "metrics.json")
     assert set(METRICS) <= set(metrics)
+
+
+def test_every_claim_is_checked(fast_run):
+    from paper_pipelines.pipelines.{{ cookiecutter.pipeline_name }}.report import CLAIMS
+
+    path = fast_run / "data/fast/08_reporting" / SLUG / "claims.parquet"
+    claims = pd.read_parquet(path / versions_of(path)[-1] / "claims.parquet")
+    assert list(claims["claim"]) == [c.id for c in CLAIMS]
+    assert claims["holds"].dtype == bool
 
 
 def test_method_recovers_exact_weights_without_ridge():
