@@ -69,6 +69,14 @@ def test_create_lays_out_every_file_of_the_shape(created):
     assert "{{" not in (room / "pipeline.py").read_text()
 
 
+def test_created_files_are_ruff_clean(created):
+    ruff = str(Path(sys.executable).with_name("ruff"))
+    paths = [f"src/paper_pipelines/pipelines/{SLUG}", f"tests/pipelines/{SLUG}"]
+    for cmd in ([ruff, "check", *paths], [ruff, "format", "--check", *paths]):
+        result = _run(cmd, created)
+        assert result.returncode == 0, result.stdout + result.stderr
+
+
 def test_created_paper_runs_fast_and_its_tests_pass(created):
     run = _run([KEDRO, "run", f"--pipeline={SLUG}", "--env", "fast"], created)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]

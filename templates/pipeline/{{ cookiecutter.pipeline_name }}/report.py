@@ -10,7 +10,8 @@ import pandas as pd
 from paper_pipelines.common.claims import Claim
 from paper_pipelines.common.reporting import check_metrics_contract, results_table
 
-from . import method, metrics as measures
+from . import method
+from . import metrics as measures
 
 # The headline numbers every run writes to {{ cookiecutter.pipeline_name }}.metrics (the metrics contract).
 METRICS: tuple[str, ...] = ("error_method", "error_mean", "error_ratio_method_over_mean")
