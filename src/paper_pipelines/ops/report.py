@@ -288,10 +288,12 @@ def build(
     """Write (or, with ``check``, verify) the pages and the scoreboard; returns the problems found."""
     from paper_pipelines.ops.lineage import project_catalog
 
-    catalog = project_catalog(project, env)
     problems: list[str] = []
     runs: list[PaperRun] = []
+    catalog = None
     for slug in slugs:
+        # scoped to the paper, as `kedro run --pipeline` is: only its code is imported and validated
+        catalog = project_catalog(project, env, pipeline=slug)
         record = find_run(catalog, slug, env, (run_ids or {}).get(slug))
         if record is None:
             problems.append(
@@ -335,6 +337,6 @@ def build(
         readme = (project / "README.md").read_text()
         frame = scoreboard_frame(runs, planned_papers(readme))
         (project / "docs/results.md").write_text(scoreboard_markdown(frame, runs, env))
-        if "scoreboard" in catalog:
+        if catalog is not None and "scoreboard" in catalog:
             catalog.save("scoreboard", frame.astype({"reproduced": "boolean", "gates": "boolean"}))
     return problems
