@@ -245,7 +245,7 @@ def cmd_report(args) -> int:
     slugs = [s for s in args.only.split(",") if s] or implemented_papers(project)
     run_ids = dict(item.split("=", 1) for item in args.run)
     started = time.perf_counter()
-    problems = build(project, slugs, args.env, run_ids, check=args.check)
+    problems = build(project, slugs, args.env, run_ids, check=args.check, scoreboard=not args.only)
     for problem in problems:
         print(f"{'FAIL' if args.check else 'skipped'}: {problem}", file=sys.stderr)
     verb = "checked" if args.check else "wrote"

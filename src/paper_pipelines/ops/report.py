@@ -284,8 +284,12 @@ def build(
     env: str | None = None,
     run_ids: dict[str, str] | None = None,
     check: bool = False,
+    scoreboard: bool = True,
 ) -> list[str]:
-    """Write (or, with ``check``, verify) the pages and the scoreboard; returns the problems found."""
+    """Write (or, with ``check``, verify) the pages and the scoreboard; returns the problems found.
+
+    ``scoreboard=False`` writes the pages only (a report of some papers must not shrink docs/results.md).
+    """
     from paper_pipelines.ops.lineage import project_catalog
 
     problems: list[str] = []
@@ -333,7 +337,7 @@ def build(
                 target = project / "docs/results" / f"{slug}.png"
                 target.parent.mkdir(exist_ok=True)
                 shutil.copyfile(run.figure, target)
-    if not check and runs:
+    if scoreboard and not check and runs:
         readme = (project / "README.md").read_text()
         frame = scoreboard_frame(runs, planned_papers(readme))
         (project / "docs/results.md").write_text(scoreboard_markdown(frame, runs, env))
