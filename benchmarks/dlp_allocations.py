@@ -43,9 +43,13 @@ def run(name: str) -> tuple[pd.DataFrame, dict, float]:
     with KedroSession.create(project_path=ROOT, env="bench", runtime_params=RUNS[name]) as session:
         session.run(pipeline_names=["dlp"])
     wall = time.perf_counter() - started
-    results = pd.read_parquet(latest(BENCH / "08_reporting/dlp/results.parquet"))
+    # the full grid (allocation x base x sparsity); dlp.results holds only the headline setting
+    runs = pd.read_parquet(latest(BENCH / "07_model_output/dlp/pruning_runs_table.parquet"))
+    runs["dense_perplexity"] = json.loads(
+        latest(BENCH / "08_reporting/dlp/metrics.json").read_text()
+    )["dense_ppl"]
     record = json.loads(latest(BENCH / "09_tracking/run_record.json").read_text())
-    return results, record, wall
+    return runs, record, wall
 
 
 def main() -> None:

@@ -6,11 +6,10 @@ import pytest
 from paper_pipelines.common.params import ParameterError
 from paper_pipelines.pipelines.dlp.allocation import (
     dlp_sparsities,
-    owl_sparsities,
     relative_importance,
     spread_to_mean,
-    uniform_sparsities,
 )
+from paper_pipelines.pipelines.dlp.baselines import owl_sparsities, uniform_sparsities
 
 
 def test_dlp_by_hand_on_three_blocks():

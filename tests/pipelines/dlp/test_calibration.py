@@ -10,11 +10,8 @@ from paper_pipelines.pipelines.dlp.calibration import (
     find_linears,
     run_block,
 )
-from paper_pipelines.pipelines.dlp.sequential import (
-    prunable_sparsity,
-    prune_sequentially,
-    score_blocks,
-)
+from paper_pipelines.pipelines.dlp.metrics import prunable_sparsity
+from paper_pipelines.pipelines.dlp.sequential import prune_sequentially, score_blocks
 
 
 def tiny_llama(seed: int = 0) -> LlamaForCausalLM:

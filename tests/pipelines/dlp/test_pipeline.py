@@ -1,5 +1,7 @@
 """dlp end to end in the fast environment, through a real KedroSession in a project copy."""
 
+import shutil
+
 import numpy as np
 import pytest
 import torch
@@ -50,26 +52,52 @@ def test_fast_run_writes_versioned_outputs(fast_run):
     assert metrics["lora_masks_intact"] is True
     for name in (
         "08_reporting/dlp/results.parquet",
+        "08_reporting/dlp/claims.parquet",
         "08_reporting/dlp/allocation_plot.png",
         "08_reporting/dlp/perplexity_plot.png",
         "07_model_output/dlp/layer_scores_table.parquet",
         "07_model_output/dlp/layer_sparsities.json",
-        "06_models/dlp/pruned_masks_model.pt",
+        "07_model_output/dlp/pruning_runs_table.parquet",
+        "06_models/dlp/pruning_masks.pt",
         "05_model_input/dlp/calibration_windows.pt",
     ):
         assert len(versions_of(root / name)) == 1, name
 
 
-def test_results_table_covers_every_allocation_and_base(fast_run):
+def _latest_parquet(path):
     import pandas as pd
 
-    path = fast_run / "data/fast/08_reporting/dlp/results.parquet"
-    results = pd.read_parquet(path / versions_of(path)[-1] / "results.parquet")
-    assert len(results) == 9  # 3 allocations x 3 base pruners (conf/fast/parameters/dlp.yml)
-    assert set(results["allocation"]) == {"uniform", "owl", "dlp"}
-    assert set(results["base"]) == {"wanda", "sparsegpt", "magnitude"}
-    assert (results["perplexity"] > 1).all()
-    assert (results["actual_sparsity"].between(0.45, 0.55)).all()
+    return pd.read_parquet(path / versions_of(path)[-1] / path.name)
+
+
+def test_pruning_runs_table_covers_every_allocation_and_base(fast_run):
+    runs = _latest_parquet(fast_run / "data/fast/07_model_output/dlp/pruning_runs_table.parquet")
+    assert len(runs) == 9  # 3 allocations x 3 base pruners (conf/fast/parameters/dlp.yml)
+    assert set(runs["allocation"]) == {"uniform", "owl", "dlp"}
+    assert set(runs["base"]) == {"wanda", "sparsegpt", "magnitude"}
+    assert (runs["perplexity"] > 1).all()
+    assert (runs["actual_sparsity"].between(0.45, 0.55)).all()
+
+
+def test_results_have_one_row_per_method_at_the_headline_setting(fast_run):
+    results = _latest_parquet(fast_run / "data/fast/08_reporting/dlp/results.parquet")
+    metrics = latest_json(fast_run / "data/fast/08_reporting/dlp/metrics.json")
+    assert list(results["method"]) == ["uniform", "owl", "dlp"]
+    assert set(results["base"]) == {"wanda"} and set(results["target_sparsity"]) == {0.5}
+    by_method = results.set_index("method")
+    for method in ("uniform", "owl", "dlp"):
+        assert by_method.loc[method, "perplexity"] == metrics[f"ppl_{method}"]
+    assert (results["dense_perplexity"] == metrics["dense_ppl"]).all()
+
+
+def test_metrics_keep_the_contract_and_every_claim_is_checked(fast_run):
+    from paper_pipelines.pipelines.dlp.report import CLAIMS, METRICS
+
+    metrics = latest_json(fast_run / "data/fast/08_reporting/dlp/metrics.json")
+    assert set(METRICS) <= set(metrics)
+    claims = _latest_parquet(fast_run / "data/fast/08_reporting/dlp/claims.parquet")
+    assert list(claims["claim"]) == [c.id for c in CLAIMS]
+    assert claims["holds"].dtype == bool
 
 
 def test_allocation_json_has_mean_sparsity_equal_to_target(fast_run):
@@ -79,7 +107,7 @@ def test_allocation_json_has_mean_sparsity_equal_to_target(fast_run):
 
 
 def test_saved_masks_reload_and_match_the_target(fast_run):
-    path = fast_run / "data/fast/06_models/dlp/pruned_masks_model.pt"
+    path = fast_run / "data/fast/06_models/dlp/pruning_masks.pt"
     masks = TorchDataset(filepath=str(path), version=Version(None, None)).load()
     total = pruned = 0
     for name, shape in zip(masks["names"], masks["shapes"], strict=True):
@@ -115,7 +143,9 @@ def test_same_seed_same_metrics(fast_run, project_copy):
         ({"dlp.allocation.dlp.alpha": 0.45}, r"dlp\.allocation\.dlp\.alpha is too large"),
         ({"dlp.pruner.bases": ["obs"]}, r"dlp\.pruner\.bases\.0"),
         ({"dlp.data.eval_windows": 5000}, r"lower dlp\.data\.eval_windows"),
-        ({"dlp.model.source": "hf", "dlp.model.path": "/no/such/model"}, r"dlp\.model\.path"),
+        ({"dlp.model.source": "hf"}, r"dlp\.model\.source = 'hf'"),
+        ({"dlp.pruner.default_method": "dlp_mean"}, r"dlp\.pruner\.default_method='dlp_mean'"),
+        ({"dlp.data.source": "c4_wikitext2"}, r"dlp\.c4_train, dlp\.wikitext2_test.*--env paper"),
     ],
 )
 def test_bad_input_fails_clearly_and_keeps_earlier_outputs(fast_run, override, message):
@@ -127,4 +157,26 @@ def test_bad_input_fails_clearly_and_keeps_earlier_outputs(fast_run, override, m
     # nothing earlier is touched; a failed run may add only its run record
     assert all(p.stat().st_mtime_ns == t for p, t in before.items())
     new = {p.relative_to(fast_run) for p in after - set(before)}
+    assert all("metrics" not in str(p) and "results" not in str(p) for p in new), new
+
+
+def test_missing_model_folder_names_the_catalog_entry_and_keeps_earlier_outputs(fast_run):
+    """The pretrained LM is a catalog entry: a folder that is not there fails clearly, writes no result."""
+    env = fast_run / "conf/no_model"
+    shutil.rmtree(env, ignore_errors=True)
+    shutil.copytree(fast_run / "conf/fast", env)
+    (env / "catalog/dlp.yml").write_text(
+        "dlp.pretrained_lm:\n  type: paper_pipelines.datasets.CausalLMDataset\n"
+        "  source: hf_folder\n  path: /no/such/model\n"
+    )
+    before = {p: p.stat().st_mtime_ns for p in files_under(fast_run / "data")}
+    try:
+        with pytest.raises(FileNotFoundError, match=r"'dlp\.pretrained_lm' has no data") as info:
+            run_session(fast_run, "dlp", env="no_model")
+    finally:
+        shutil.rmtree(env)
+    assert "path='/no/such/model'" in str(info.value)
+    assert "nothing was run or written" in str(info.value)
+    assert all(p.stat().st_mtime_ns == t for p, t in before.items())
+    new = {p.relative_to(fast_run) for p in files_under(fast_run / "data") - set(before)}
     assert all("metrics" not in str(p) and "results" not in str(p) for p in new), new

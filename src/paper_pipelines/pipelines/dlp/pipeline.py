@@ -1,4 +1,4 @@
-"""dlp: ingest -> preprocess -> score, allocate, prune -> evaluate."""
+"""dlp: ingest -> preprocess -> prune (score, allocate, prune, recover) -> evaluate (wiring only)."""
 
 from kedro.pipeline import Node, Pipeline
 
@@ -9,10 +9,22 @@ def create_pipeline(**kwargs) -> Pipeline:
     return Pipeline(
         [
             # ingest
-            Node(nodes.load_corpus, ["params:data", "params:seed"], "corpus", name="load_corpus"),
+            Node(
+                nodes.load_corpus,
+                ["c4_train", "wikitext2_test", "params:data", "params:seed"],
+                "corpus",
+                name="load_corpus",
+            ),
             Node(
                 nodes.load_base_model,
-                ["corpus", "params:model", "params:tiny", "params:runtime", "params:seed"],
+                [
+                    "pretrained_lm",
+                    "corpus",
+                    "params:model",
+                    "params:tiny",
+                    "params:runtime",
+                    "params:seed",
+                ],
                 "base_model",
                 name="load_base_model",
             ),
@@ -23,7 +35,7 @@ def create_pipeline(**kwargs) -> Pipeline:
                 ["calibration_windows", "evaluation_windows"],
                 name="make_windows",
             ),
-            # score, allocate, prune
+            # prune: score the blocks, allocate per-block sparsities, prune the grid, recover with LoRA
             Node(
                 nodes.score_layers,
                 ["base_model", "calibration_windows", "params:allocation", "params:data"],
@@ -48,7 +60,7 @@ def create_pipeline(**kwargs) -> Pipeline:
                     "params:data",
                     "params:evaluation",
                 ],
-                ["pruning_runs", "pruned_masks_model", "pruned_model"],
+                ["pruning_runs_table", "pruning_masks", "pruned_model"],
                 name="prune_and_measure",
             ),
             Node(
@@ -80,24 +92,29 @@ def create_pipeline(**kwargs) -> Pipeline:
             Node(
                 nodes.summarise,
                 [
-                    "pruning_runs",
+                    "pruning_runs_table",
                     "dense_ppl",
                     "lora_recovery_json",
                     "zero_shot_json",
-                    "base_model",
                     "params:allocation",
                     "params:pruner",
                 ],
                 ["metrics", "results"],
                 name="summarise",
             ),
+            Node(nodes.check_claims, "metrics", "claims", name="check_claims"),
             Node(
                 nodes.plot_allocations,
                 ["layer_sparsities_json", "params:allocation"],
                 "allocation_plot",
                 name="plot_allocations",
             ),
-            Node(nodes.plot_perplexity, "results", "perplexity_plot", name="plot_perplexity"),
+            Node(
+                nodes.plot_perplexity,
+                ["pruning_runs_table", "dense_ppl"],
+                "perplexity_plot",
+                name="plot_perplexity",
+            ),
         ],
         namespace="dlp",
     )

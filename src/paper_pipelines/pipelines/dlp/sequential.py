@@ -9,6 +9,7 @@ from collections.abc import Sequence
 import pandas as pd
 import torch
 
+from paper_pipelines.common.progress import progress
 from paper_pipelines.pipelines.dlp.calibration import (
     capture_block_inputs,
     collect_statistics,
@@ -33,7 +34,7 @@ def score_blocks(
     inputs = capture_block_inputs(model, calibration_ids, batch_size)
     rows = []
     blocks = decoder_blocks(model)
-    for index, block in enumerate(blocks):
+    for index, block in enumerate(progress(blocks, desc="dense scoring pass")):
         stats, outputs = collect_statistics(block, inputs)
         scores = torch.cat(
             [
@@ -51,7 +52,7 @@ def score_blocks(
             }
         )
         inputs = outputs
-        logger.info(
+        logger.debug(
             "scored block %d/%d: median %.4g", index + 1, len(blocks), rows[-1]["median_score"]
         )
     return pd.DataFrame(rows)
@@ -81,7 +82,8 @@ def prune_sequentially(
     needs_data = base != "magnitude"
     inputs = capture_block_inputs(model, calibration_ids, batch_size) if needs_data else None
     started = time.perf_counter()
-    for index, (block, sparsity) in enumerate(zip(blocks, block_sparsities, strict=True)):
+    walk = progress(zip(blocks, block_sparsities, strict=True), f"pruning with {base}", len(blocks))
+    for index, (block, sparsity) in enumerate(walk):
         linears = find_linears(block)
         if needs_data:
             stats, _ = collect_statistics(block, inputs, with_hessian=base == "sparsegpt")
@@ -99,13 +101,3 @@ def prune_sequentially(
         "pruned %d blocks with %s in %.1f s", len(blocks), base, time.perf_counter() - started
     )
     return masks
-
-
-def prunable_sparsity(model: torch.nn.Module) -> float:
-    """Fraction of zero weights over the linears inside the blocks (embeddings, norms, lm_head excluded)."""
-    zeros = total = 0
-    for block in decoder_blocks(model):
-        for lin in find_linears(block).values():
-            zeros += int((lin.weight.data == 0).sum())
-            total += lin.weight.numel()
-    return zeros / total

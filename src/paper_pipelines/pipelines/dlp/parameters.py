@@ -1,37 +1,49 @@
-"""The dlp parameter blocks (conf/base/parameters/dlp.yml), validated when a node starts."""
+"""Parameter blocks of dlp (conf/*/parameters/dlp.yml), one model per top-level block.
+
+Kedro validates each block before any node runs because the node arguments are annotated with these
+models; every number carries its range and every choice is a Literal (tests/test_bad_input.py).
+The one rule that spans two blocks is :func:`check_across_blocks`.
+"""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from paper_pipelines.common.params import ParamsModel
+from paper_pipelines.common.params import ParamsModel, RuntimeParams, Seed
+
+__all__ = [
+    "AllocationParams",
+    "DataParams",
+    "EvaluationParams",
+    "ModelParams",
+    "PrunerParams",
+    "RecoveryParams",
+    "RuntimeParams",
+    "Seed",
+    "TinyParams",
+    "check_across_blocks",
+]
 
 Allocation = Literal["uniform", "owl", "dlp", "dlp_mean"]
 Base = Literal["wanda", "sparsegpt", "magnitude"]
-
-
-class RuntimeParams(ParamsModel):
-    device: str = "auto"
-    torch_threads: int | None = Field(default=2, ge=1)
+PAPER_ALLOCATIONS = ("uniform", "owl", "dlp")
 
 
 class ModelParams(ParamsModel):
-    source: Literal["smollm2_wheel", "hf", "tiny_scratch"] = "smollm2_wheel"
-    path: str | None = None
-    dtype: Literal["float32", "float16", "bfloat16"] = "float32"
+    """Which dense LM to prune: the catalog's ``dlp.pretrained_lm``, or a tiny LLaMA trained here.
 
-    @model_validator(mode="after")
-    def _path_for_hf(self) -> ModelParams:
-        if self.source == "hf" and not self.path:
-            raise ValueError(
-                "model.source 'hf' needs model.path (a model folder or a cached hub id)"
-            )
-        return self
+    The pretrained model (SmolLM2 by default, a Llama-2 folder with ``--env paper``) is a catalog
+    entry, never a path parameter; ``tiny_scratch`` is for smoke runs only.
+    """
+
+    source: Literal["pretrained", "tiny_scratch"] = "pretrained"
 
 
 class TinyParams(ParamsModel):
+    """The byte-level LLaMA of ``model.source = tiny_scratch``."""
+
     n_layer: int = Field(4, ge=1)
     d_model: int = Field(128, ge=8)
     d_ff: int = Field(344, ge=8)
@@ -43,14 +55,14 @@ class TinyParams(ParamsModel):
 
 
 class DataParams(ParamsModel):
-    source: Literal["pydoc_topics", "stdlib_docstrings", "hf_datasets"] = "pydoc_topics"
+    """The text (offline Python docs, or the paper's C4 + WikiText-2 catalog inputs) and its windows."""
+
+    source: Literal["pydoc_topics", "stdlib_docstrings", "c4_wikitext2"] = "pydoc_topics"
     train_frac: float = Field(0.7, gt=0, lt=1)
     nsamples: int = Field(16, ge=1)
     seqlen: int = Field(256, ge=8)
     eval_windows: int | None = Field(16, ge=1)
     batch_size: int = Field(16, ge=1)
-    calibration: str = "c4"
-    evaluation: str = "wikitext2"
 
 
 class DLPParams(ParamsModel):
@@ -78,6 +90,13 @@ class AllocationParams(ParamsModel):
         bad = [s for s in self.sweep if not 0 <= s < 1]
         if bad:
             raise ValueError(f"allocation.sweep values must be in [0, 1), got {bad}")
+        # the paper's comparison (and the metrics contract, report.METRICS) needs all three
+        missing = [m for m in PAPER_ALLOCATIONS if m not in self.methods]
+        if missing:
+            raise ValueError(
+                f"allocation.methods must include {', '.join(PAPER_ALLOCATIONS)} (the paper's "
+                f"comparison); {missing} missing. Add other methods (dlp_mean) beside them"
+            )
         return self
 
     @property
@@ -92,11 +111,13 @@ class SparseGPTParams(ParamsModel):
 
 
 class PrunerParams(ParamsModel):
+    # whose masks are saved and who goes through recovery / zero-shot (first: a scalar, so a wrong
+    # type in a conf file reaches this model instead of failing the list merge of `bases`)
+    default_method: Allocation = "dlp"
     bases: list[Base] = Field(default_factory=lambda: ["wanda"], min_length=1)
     sparsity_type: str = "unstructured"
     use_variant: bool = False
     sparsegpt: SparseGPTParams = SparseGPTParams()
-    default_method: Allocation = "dlp"
 
     @field_validator("sparsity_type")
     @classmethod
@@ -121,3 +142,15 @@ class RecoveryParams(ParamsModel):
 class EvaluationParams(ParamsModel):
     batch_size: int = Field(4, ge=1)
     zero_shot_tasks: list[str] = Field(default_factory=list)
+
+
+def check_across_blocks(blocks: dict[str, Any]) -> None:
+    """The pruned model saved (masks, LoRA, zero-shot) must be one of the allocations that run."""
+    pruner, allocation = blocks.get("pruner"), blocks.get("allocation")
+    if pruner is None or allocation is None:
+        return
+    if pruner.default_method not in allocation.methods:
+        raise ValueError(
+            f"parameter dlp.pruner.default_method={pruner.default_method!r} is not among "
+            f"dlp.allocation.methods={allocation.methods}; add it there or choose one of them"
+        )

@@ -1,4 +1,5 @@
-"""Text for calibration and evaluation, offline: Python's own documentation, split by topic."""
+"""Ingest and windows: the text for calibration and evaluation (offline, Python's own documentation split
+by topic; or the paper's C4 + WikiText-2 from catalog inputs), tokenised into seeded windows."""
 
 from __future__ import annotations
 
@@ -6,9 +7,13 @@ import ast
 import random
 import sysconfig
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
+
+# C4 documents joined into the calibration text (the first ones of the shard the paper samples from).
+C4_DOCUMENTS = 20000
 
 
 def pydoc_topics_split(train_frac: float, seed: int = 0) -> dict[str, str]:
@@ -45,23 +50,34 @@ def stdlib_docstrings_split(train_frac: float, seed: int = 0) -> dict[str, str]:
     return {"train": "\n\n".join(texts[:n_train]), "test": "\n\n".join(texts[n_train:])}
 
 
-def hf_datasets_split(calibration: str, evaluation: str) -> dict[str, str]:
-    """The paper's data for GPU users with the `datasets` library and a warm cache: C4 train for
-    calibration, WikiText-2 test for perplexity (test documents joined by blank lines, as the paper)."""
-    try:
-        from datasets import load_dataset
-    except ImportError:
-        raise ImportError(
-            "data.source=hf_datasets needs the `datasets` package and the corpora in its local cache; "
-            "pip install datasets, or use data.source=pydoc_topics (offline)."
-        ) from None
-    if calibration != "c4" or evaluation != "wikitext2":
-        raise ValueError("data.source=hf_datasets supports calibration=c4 and evaluation=wikitext2")
-    c4 = load_dataset(
-        "allenai/c4", data_files={"train": "en/c4-train.00000-of-01024.json.gz"}, split="train"
-    )
-    wiki = load_dataset("wikitext", "wikitext-2-raw-v1", split="test")
-    return {"train": "\n\n".join(c4["text"][:20000]), "test": "\n\n".join(wiki["text"])}
+def paper_corpus(c4_train: Any, wikitext2_test: Any) -> dict[str, str]:
+    """The paper's data, from two catalog inputs a user supplies (conf/paper/catalog/dlp.yml): C4 train
+    documents for calibration, WikiText-2 test for perplexity (test documents joined by blank lines, as
+    the paper). Each input is anything with a ``text`` column: a pandas frame or a ``datasets.Dataset``."""
+    missing = [
+        name
+        for name, value in (("dlp.c4_train", c4_train), ("dlp.wikitext2_test", wikitext2_test))
+        if value is None
+    ]
+    if missing:
+        raise ValueError(
+            f"dlp.data.source=c4_wikitext2 needs the catalog entries {', '.join(missing)}: run with "
+            "--env paper and point them at your C4 shard and WikiText-2 test file "
+            "(conf/paper/catalog/dlp.yml), or use dlp.data.source=pydoc_topics (offline)"
+        )
+    c4_texts = list(c4_train["text"])[:C4_DOCUMENTS]
+    return {"train": "\n\n".join(c4_texts), "test": "\n\n".join(list(wikitext2_test["text"]))}
+
+
+def load_text(
+    source: str, train_frac: float, seed: int, c4_train: Any = None, wikitext2_test: Any = None
+) -> dict[str, str]:
+    """Training and test text of ``dlp.data.source``, split by document (no test text in calibration)."""
+    if source == "pydoc_topics":
+        return pydoc_topics_split(train_frac, seed)
+    if source == "stdlib_docstrings":
+        return stdlib_docstrings_split(train_frac, seed)
+    return paper_corpus(c4_train, wikitext2_test)
 
 
 def calibration_windows(
@@ -71,7 +87,7 @@ def calibration_windows(
     if train_ids.numel() <= seqlen + 1:
         raise ValueError(
             f"the training text has {train_ids.numel()} tokens, too few for {seqlen}-token windows; "
-            "lower dlp.data.seqlen or use a larger data.source"
+            "lower dlp.data.seqlen or use a larger dlp.data.source"
         )
     rng = np.random.default_rng(seed)
     starts = rng.integers(0, train_ids.numel() - seqlen - 1, size=nsamples)

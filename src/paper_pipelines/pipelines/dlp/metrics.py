@@ -1,4 +1,4 @@
-"""Perplexity and the optional zero-shot evaluation."""
+"""The paper's measures: perplexity, the sparsity actually reached, and the optional zero-shot accuracy."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ import logging
 import math
 
 import torch
+
+from paper_pipelines.pipelines.dlp.calibration import decoder_blocks, find_linears
 
 logger = logging.getLogger(__name__)
 
@@ -50,3 +52,13 @@ def zero_shot_accuracy(model: torch.nn.Module, tokenizer, tasks: list[str]) -> d
         return {"skipped": reason}
     accs = {t: float(r.get("acc,none", float("nan"))) for t, r in out["results"].items()}
     return {"accuracy": accs, "mean_accuracy": sum(accs.values()) / max(1, len(accs))}
+
+
+def prunable_sparsity(model: torch.nn.Module) -> float:
+    """Fraction of zero weights over the linears inside the blocks (embeddings, norms, lm_head excluded)."""
+    zeros = total = 0
+    for block in decoder_blocks(model):
+        for lin in find_linears(block).values():
+            zeros += int((lin.weight.data == 0).sum())
+            total += lin.weight.numel()
+    return zeros / total
