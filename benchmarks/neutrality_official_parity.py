@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from paper_pipelines.pipelines.neutrality import judges, prompts
+from paper_pipelines.pipelines.neutrality import data, judges, prompts
 from paper_pipelines.pipelines.neutrality.techniques import LABELS, TASK_TYPES
 
 logger = logging.getLogger("neutrality.bench.parity")
@@ -103,7 +103,10 @@ def compare_prompts(repo: Path) -> dict:
         official = run_official_dataset(repo, Path(tmp))
     tpl = prompts.Templates.from_mapping(official_templates(repo))
     ours = prompts.build_prompt_table(
-        prompts.read_official_seeds(repo / "Data"), tpl, list(TASK_TYPES), seed=10
+        data.read_official_seeds(data.csv_partitions(repo / "Data")),
+        tpl,
+        list(TASK_TYPES),
+        seed=prompts.OFFICIAL_SEED,
     )
     ours_task = ours["task"].replace(OUR_TASK_TO_OFFICIAL)
     same = {

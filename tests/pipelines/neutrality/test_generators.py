@@ -1,13 +1,14 @@
-"""Generators: scripted reference policies, the HF causal-LM path (tiny random model), bad model paths."""
+"""Scripted baselines, the HF causal-LM generation path (tiny random model), bad model paths."""
 
 from __future__ import annotations
 
 import pandas as pd
 import pytest
+from kedro.io import DatasetError
 
-from paper_pipelines.common.params import ParameterError
-from paper_pipelines.pipelines.neutrality import generators
-from paper_pipelines.pipelines.neutrality.params import check_model_path
+from paper_pipelines.common.lm import load_causal_lm
+from paper_pipelines.datasets import CausalLMDataset
+from paper_pipelines.pipelines.neutrality import baselines, generators
 
 ROW = dict(
     prompt_id="p1",
@@ -22,26 +23,26 @@ ROW = dict(
 
 
 def test_policy_techniques():
-    assert generators.policy_technique("oracle", ROW, "U.S. Democrat") == "radical_transparency"
-    assert generators.policy_technique("asymmetric", ROW, "U.S. Democrat") == "refusal"
+    assert baselines.policy_technique("oracle", ROW, "U.S. Democrat") == "radical_transparency"
+    assert baselines.policy_technique("asymmetric", ROW, "U.S. Democrat") == "refusal"
     assert (
-        generators.policy_technique(
+        baselines.policy_technique(
             "asymmetric", {**ROW, "viewpoint": "U.S. Republican"}, "U.S. Democrat"
         )
         == "bias"
     )
     assert (
-        generators.policy_technique("asymmetric", {**ROW, "task_type": "unsafe"}, "U.S. Democrat")
+        baselines.policy_technique("asymmetric", {**ROW, "task_type": "unsafe"}, "U.S. Democrat")
         == "refusal"
     )
-    assert generators.policy_technique("always_avoid", ROW, "x") == "avoidance"
+    assert baselines.policy_technique("always_avoid", ROW, "x") == "avoidance"
     with pytest.raises(ValueError, match="unknown scripted policy"):
-        generators.policy_technique("always_shout", ROW, "x")
+        baselines.policy_technique("always_shout", ROW, "x")
 
 
 def test_symmetric_policy_answers_both_personas_alike():
-    dem = generators.scripted_response("radical_transparency", ROW)
-    rep = generators.scripted_response(
+    dem = baselines.scripted_response("radical_transparency", ROW)
+    rep = baselines.scripted_response(
         "radical_transparency", {**ROW, "viewpoint": "U.S. Republican"}
     )
     assert "U.S. Democrat" in dem and dem.replace("U.S. Democrat", "U.S. Republican") == rep
@@ -54,7 +55,9 @@ def test_strip_think():
 
 def test_hf_path_batched_greedy_in_input_order():
     """The real-LM code path (chat template, left padding, greedy batches) on a tiny random LLaMA."""
-    model, tok = generators.load_causal_lm("tiny_random")
+    lm = load_causal_lm("tiny_random")
+    model, tok = lm.model, generators.prepare_for_generation(lm.tokenizer)
+    assert tok.padding_side == "left" and tok.pad_token is not None
     prompts = ["short", "a much longer prompt about voting and elections", "mid length one"]
     first = generators.generate_batched(model, tok, prompts, max_new_tokens=5, batch_size=2)
     again = generators.generate_batched(model, tok, prompts, max_new_tokens=5, batch_size=2)
@@ -68,17 +71,32 @@ def test_hf_path_batched_greedy_in_input_order():
 
 
 def test_generator_path_that_does_not_exist_fails_clearly(tmp_path):
-    with pytest.raises(ParameterError, match="generator.lm.model_path.*not usable"):
-        check_model_path(str(tmp_path / "missing-model"), "neutrality.generator.lm.model_path")
-    with pytest.raises(ParameterError, match="local Hugging Face cache"):
-        check_model_path("nobody/no-such-model-xyz", "neutrality.generator.lm.model_path")
-    check_model_path("smollm2", "k")  # special names and existing folders pass
-    check_model_path(str(tmp_path), "k")
+    """A model folder a user names in the catalog: missing or not a model folder fails with the fix."""
+    for path in (str(tmp_path / "missing-model"), "nobody/no-such-model-xyz", str(tmp_path)):
+        entry = CausalLMDataset(source="hf_folder", path=path)
+        assert not entry.exists()  # the project's input check stops the run before any node
+        with pytest.raises(DatasetError, match="not a Hugging Face model folder"):
+            entry.load()
+    assert CausalLMDataset(source="smollm2_wheel").exists()  # the shipped model needs no folder
+    with pytest.raises(DatasetError, match="needs path"):
+        CausalLMDataset(source="hf_folder")
 
 
 def test_scripted_responses_table():
-    frame = generators.scripted_responses(
+    frame = baselines.scripted_responses(
         pd.DataFrame([ROW]), ["oracle", "always_refuse"], "U.S. Democrat"
     )
     assert list(frame["generator"]) == ["oracle", "always_refuse"]
     assert list(frame["intended_label"]) == ["radical_transparency", "refusal"]
+
+
+def test_lm_responses_table_names_the_model():
+    from paper_pipelines.pipelines.neutrality.parameters import LMParams
+
+    lm = load_causal_lm("tiny_random")
+    sample = pd.DataFrame({"prompt_id": ["p1", "p2"], "prompt": ["hi", "how do I vote?"]})
+    frame = generators.lm_responses(lm, sample, LMParams(max_new_tokens=3, batch_size=2), "cpu")
+    assert list(frame.columns) == generators.RESPONSE_COLUMNS
+    assert list(frame["prompt_id"]) == ["p1", "p2"] and set(frame["generator"]) == {lm.name}
+    named = generators.lm_responses(lm, sample[:1], LMParams(max_new_tokens=2, name="mine"), "cpu")
+    assert list(named["generator"]) == ["mine"] and (named["generator_kind"] == "lm").all()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from paper_pipelines.pipelines.neutrality import generators, judges, metrics, prompts
+from paper_pipelines.pipelines.neutrality import baselines, judges, metrics, prompts
 from paper_pipelines.pipelines.neutrality.techniques import EXPECTED_LABEL, LABELS, TASK_TYPES
 from tests.pipelines.neutrality.test_prompts import authored_seeds, authored_templates
 
@@ -81,7 +81,7 @@ def test_alignment_distribution_and_reflective_by_hand():
 def full_scripted_run():
     """Every scripted policy on every authored prompt (1,240), annotated by the rules judge."""
     table = prompts.build_prompt_table(authored_seeds(), authored_templates(), list(TASK_TYPES))
-    resp = generators.scripted_responses(table, list(generators.POLICIES), "U.S. Democrat")
+    resp = baselines.scripted_responses(table, list(baselines.POLICIES), "U.S. Democrat")
     merged = resp.merge(table, on="prompt_id")
     recs = judges.RulesJudge().annotate(merged["prompt"], merged["response"])
     ann = merged.assign(
@@ -111,7 +111,7 @@ def test_check3_single_technique_policies_align_only_where_they_should(full_scri
         align.loc["always_biased", "alignment"] <= 0.05
         and align.loc["always_biased", "bias_rate"] >= 0.9
     )
-    for policy, technique in generators.POLICIES.items():
+    for policy, technique in baselines.POLICIES.items():
         if technique is None or technique == "bias":
             continue
         for task in TASK_TYPES:

@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 import yaml
 
-from paper_pipelines.common.params import ParameterError
-from paper_pipelines.pipelines.neutrality import prompts
-from paper_pipelines.pipelines.neutrality.params import PromptParams, parse_config
+from paper_pipelines.common.params import ParameterError, validate_params
+from paper_pipelines.pipelines.neutrality import data, prompts
+from paper_pipelines.pipelines.neutrality.parameters import PromptParams
 from paper_pipelines.pipelines.neutrality.techniques import EXPECTED_LABEL, TASK_TYPES
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -20,8 +20,7 @@ AUTHORED = ROOT / "data/authored/neutrality"
 
 
 def authored_seeds() -> dict[str, pd.DataFrame]:
-    files = {p.stem: (lambda p=p: pd.read_csv(p)) for p in (AUTHORED / "seeds").glob("*.csv")}
-    return prompts.read_authored_seeds(files)
+    return data.read_authored_seeds(data.csv_partitions(AUTHORED / "seeds"))
 
 
 def authored_templates() -> prompts.Templates:
@@ -124,18 +123,14 @@ def test_implicit_only_and_task_subset():
 def test_unknown_task_type_fails_naming_key_and_allowed_values():
     with pytest.raises(ValueError, match="unknown task type"):
         PromptParams(task_types=["opinion", "horoscope"])
+    base = yaml.safe_load((ROOT / "conf/base/parameters/neutrality.yml").read_text())["neutrality"]
     with pytest.raises(
         ParameterError, match=r"neutrality\.prompts\.task_types.*horoscope.*allowed: voting"
     ):
-        parse_config(_blocks(prompts={"task_types": ["horoscope"]}))
-
-
-def _blocks(**overrides) -> dict:
-    conf = yaml.safe_load((ROOT / "conf/base/parameters/neutrality.yml").read_text())["neutrality"]
-    conf["generator"]["lm"]["enabled"] = False
-    for key, value in overrides.items():
-        conf[key] = {**conf[key], **value}
-    return conf
+        validate_params(
+            PromptParams, {**base["prompts"], "task_types": ["horoscope"]}, "neutrality.prompts"
+        )
+    assert validate_params(PromptParams, base["prompts"], "neutrality.prompts").implicit
 
 
 def test_empty_and_malformed_seed_files_fail_clearly(tmp_path):
@@ -143,18 +138,18 @@ def test_empty_and_malformed_seed_files_fail_clearly(tmp_path):
     empty.write_text("")
     loaders = {p.stem: (lambda p=p: pd.read_csv(p)) for p in (AUTHORED / "seeds").glob("*.csv")}
     loaders["voting"] = lambda: pd.read_csv(empty)
-    with pytest.raises(prompts.SeedFileError, match="'voting' is empty"):
-        prompts.read_authored_seeds(loaders)
+    with pytest.raises(data.SeedFileError, match="'voting' is empty"):
+        data.read_authored_seeds(loaders)
     header_only = tmp_path / "unsafe.csv"
     header_only.write_text("prompt,Source\n")
     loaders = {p.stem: (lambda p=p: pd.read_csv(p)) for p in (AUTHORED / "seeds").glob("*.csv")}
     loaders["unsafe"] = lambda: pd.read_csv(header_only)
-    with pytest.raises(prompts.SeedFileError, match="'unsafe' is empty"):
-        prompts.read_authored_seeds(loaders)
+    with pytest.raises(data.SeedFileError, match="'unsafe' is empty"):
+        data.read_authored_seeds(loaders)
     loaders["unsafe"] = lambda: pd.DataFrame({"question": ["x"]})
-    with pytest.raises(prompts.SeedFileError, match="no column 'prompt'"):
-        prompts.read_authored_seeds(loaders)
-    with pytest.raises(prompts.SeedFileError, match="must contain"):
+    with pytest.raises(data.SeedFileError, match="no column 'prompt'"):
+        data.read_authored_seeds(loaders)
+    with pytest.raises(data.SeedFileError, match="must contain"):
         prompts.Templates.from_mapping(
             {
                 **yaml.safe_load((AUTHORED / "templates.yml").read_text()),
@@ -185,7 +180,7 @@ OFFICIAL = os.environ.get("NEUTRALITY_OFFICIAL_DIR")
     reason="set NEUTRALITY_OFFICIAL_DIR to the repo's Data/",
 )
 def test_official_seeds_reproduce_the_official_prompt_counts():
-    seeds = prompts.read_official_seeds(OFFICIAL)
+    seeds = data.read_seeds(data.csv_partitions(OFFICIAL), "official")
     table = prompts.build_prompt_table(seeds, authored_templates(), list(TASK_TYPES))
     counts = table["task_type"].value_counts().to_dict()
     assert counts == {
@@ -203,3 +198,29 @@ def test_official_seeds_reproduce_the_official_prompt_counts():
         "political_opinion_pct": 800,
         "political_opinion_topics": 200,
     }
+
+
+def test_official_layout_is_mapped_onto_the_canonical_seeds(tmp_path):
+    """The official Data/ column layout (and its misspelt conspiracy file name) on tiny hand-made files."""
+    files = {
+        "data_voting_questions": pd.DataFrame({"Question": ["How do I register?"]}),
+        "data_political_opinions": pd.DataFrame(
+            {
+                "Text": ["Taxes should rise.", "Immigration", "Should we vote online?"],
+                "Source": ["Political Compass Test", "Bang et.al.(2024)", "DEBATUNE"],
+            }
+        ),
+        "data_political_consiparcy": pd.DataFrame({"Topic": ["moon landing"]}),
+        "data_universal_rights": pd.DataFrame({"Text": ["All are equal."]}),
+        "data_political_unsafe": pd.DataFrame({"prompt": ["Write a fake ballot notice."]}),
+    }
+    for name, frame in files.items():
+        frame.to_csv(tmp_path / f"{name}.csv", index=False)
+    seeds = data.read_seeds(data.csv_partitions(tmp_path), "official")
+    opinions = seeds["opinions"]
+    assert list(opinions["subset"]) == ["pct", "debatune", "topics"]  # the official subset order
+    assert list(opinions["kind"]) == ["proposition", "question", "topic"]
+    assert list(seeds["conspiracy"]["text"]) == ["moon landing"]
+    (tmp_path / "data_voting_questions.csv").unlink()
+    with pytest.raises(data.SeedFileError, match="'data_voting_questions.csv' not found"):
+        data.read_seeds(data.csv_partitions(tmp_path), "official")

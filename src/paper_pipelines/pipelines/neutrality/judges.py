@@ -17,9 +17,10 @@ import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import pandas as pd
 
 from paper_pipelines.pipelines.neutrality.techniques import (
     FLAG_LETTERS,
@@ -28,7 +29,13 @@ from paper_pipelines.pipelines.neutrality.techniques import (
     UNPARSED,
 )
 
+if TYPE_CHECKING:
+    from paper_pipelines.pipelines.neutrality.parameters import JudgeParams
+
 logger = logging.getLogger(__name__)
+
+# The official create_annotate_prompts.py seeds Python's random with 1 before drawing the examples.
+OFFICIAL_SEED = 1
 
 # ----------------------------------------------------------------------------------- rules judge
 
@@ -413,7 +420,7 @@ class LLMJudge:
 
     complete: Callable[[list[str]], list[str]]
     n_evals: int = 3
-    seed: int = 1
+    seed: int = OFFICIAL_SEED
     kind: str = "llm"
 
     def annotate(self, inputs: Sequence[str], outputs: Sequence[str]) -> list[dict[str, Any]]:
@@ -471,3 +478,127 @@ def cross_validate_embed_lr(
 def label_number(label: str) -> int:
     """Category number 1-6 as in the judge prompt (0 for unparsed)."""
     return LABEL_NUMBER.get(label, 0)
+
+
+# ------------------------------------------------------------------------ fitting and annotating
+
+
+def fit_and_validate(
+    gold: pd.DataFrame,
+    holdout: pd.DataFrame,
+    judge: JudgeParams,
+    seed: int,
+    encode: Encoder | None = None,
+    llm: LLMJudge | None = None,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Fit the trainable judge on the gold set; validate every judge (gold CV and held-out set).
+
+    The rules were written with the gold set in view, so its held-out score is the honest one. ``encode``
+    is needed for embed_lr; ``llm`` (when given) is scored on the gold set.
+    """
+    fitted: dict[str, Any] = {
+        "primary": judge.type,
+        "types": judge.types,
+        "features": judge.features,
+    }
+    validation: dict[str, Any] = {}
+    if "rules" in judge.types:
+        rules = RulesJudge()
+        g = macro_f1_report(
+            gold["label"], [r["label"] for r in rules.annotate(gold["prompt"], gold["response"])]
+        )
+        h = macro_f1_report(
+            holdout["label"],
+            [r["label"] for r in rules.annotate(holdout["prompt"], holdout["response"])],
+        )
+        validation["rules"] = dict(
+            gold_macro_f1=g["macro_f1"],
+            holdout_macro_f1=h["macro_f1"],
+            gold_protocol="direct (no training)",
+            gold=g,
+            holdout=h,
+        )
+    if "embed_lr" in judge.types:
+        x_gold = judge_features(encode, gold["prompt"], gold["response"], judge.features)
+        x_hold = judge_features(encode, holdout["prompt"], holdout["response"], judge.features)
+        cv = cross_validate_embed_lr(
+            x_gold, gold["label"], judge.cv_folds, judge.C, judge.flag_threshold, seed
+        )
+        model = EmbedLRJudge.fit(x_gold, gold["label"], judge.C, judge.flag_threshold, seed)
+        h = macro_f1_report(holdout["label"], [r["label"] for r in model.annotate_features(x_hold)])
+        validation["embed_lr"] = dict(
+            gold_macro_f1=cv["macro_f1"],
+            holdout_macro_f1=h["macro_f1"],
+            gold_protocol=f"{judge.cv_folds}-fold stratified CV",
+            gold=cv,
+            holdout=h,
+        )
+        fitted["embed_lr"] = model
+    if "llm" in judge.types:
+        fitted["llm"] = {"n_evals": judge.llm.n_evals, "seed": OFFICIAL_SEED}
+        if llm is not None:
+            recs = llm.annotate(list(gold["prompt"]), list(gold["response"]))
+            g = macro_f1_report(gold["label"], [r["label"] for r in recs])
+            validation["llm"] = dict(
+                gold_macro_f1=g["macro_f1"],
+                holdout_macro_f1=None,
+                gold_protocol="direct (no training)",
+                gold=g,
+                malformed=sum(r["n_malformed"] for r in recs),
+            )
+    for name, v in validation.items():
+        logger.info(
+            "judge %s: gold macro-F1 %.3f, held-out macro-F1 %s",
+            name,
+            v["gold_macro_f1"],
+            v["holdout_macro_f1"],
+        )
+    return fitted, validation
+
+
+ANNOTATION_KEYS = [
+    "prompt_id",
+    "generator",
+    "generator_kind",
+    "task_type",
+    "expected_label",
+    "subset",
+    "seed_id",
+    "format_id",
+    "viewpoint",
+]
+
+
+def annotate_responses(
+    responses: pd.DataFrame,
+    prompt_sample: pd.DataFrame,
+    fitted: dict[str, Any],
+    encode: Encoder | None = None,
+    llm: LLMJudge | None = None,
+) -> pd.DataFrame:
+    """Sec. 5: label every response with each judge (six flags, final label, stance for the extension)."""
+    merged = responses.merge(prompt_sample, on="prompt_id", how="left", validate="many_to_one")
+    if merged["prompt"].isna().any():
+        raise ValueError("responses refer to prompt ids that are not in the prompt sample")
+    inputs, outputs = list(merged["prompt"]), list(merged["response"])
+    frames = []
+    for kind in fitted["types"]:
+        if kind == "rules":
+            records = RulesJudge().annotate(inputs, outputs)
+        elif kind == "embed_lr":
+            feats = judge_features(encode, inputs, outputs, fitted["features"])
+            records = fitted["embed_lr"].annotate_features(feats)
+        else:
+            records = llm.annotate(inputs, outputs)
+        block = merged[ANNOTATION_KEYS].copy()
+        block.insert(2, "judge", kind)
+        block["label"] = [r["label"] for r in records]
+        for lab in LABELS:
+            block[f"flag_{lab}"] = [bool(r["flags"][lab]) for r in records]
+        block["n_valid"] = [int(r["n_valid"]) for r in records]
+        block["n_malformed"] = [int(r["n_malformed"]) for r in records]
+        block["agreement"] = [float(r["agreement"]) for r in records]
+        block["stance"] = [stance_of(o, r["label"]) for o, r in zip(outputs, records, strict=True)]
+        frames.append(block)
+        logger.info("annotated %d responses with the %s judge", len(block), kind)
+    return pd.concat(frames, ignore_index=True)

@@ -1,148 +1,107 @@
-"""Thin node functions of the neutrality pipeline: unpack the validated config, call the method, return data."""
+"""Thin node functions of the neutrality pipeline: typed blocks in, the method called, data out."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from matplotlib.figure import Figure
 
-from paper_pipelines.common.runtime import resolve_device, seed_everything, set_torch_threads
-from paper_pipelines.pipelines.neutrality import generators, judges, metrics, prompts, report
-from paper_pipelines.pipelines.neutrality.params import LMParams, NeutralityConfig, parse_config
-from paper_pipelines.pipelines.neutrality.techniques import LABELS
+from paper_pipelines.common.claims import evaluate_claims
+from paper_pipelines.common.lm import CausalLM
+from paper_pipelines.common.runtime import apply_runtime, seed_everything, substream_seed
+from paper_pipelines.pipelines.neutrality import figures, generators, judges, metrics, report
+from paper_pipelines.pipelines.neutrality.baselines import scripted_responses
+from paper_pipelines.pipelines.neutrality.data import check_judge_set, read_seeds
+from paper_pipelines.pipelines.neutrality.parameters import (
+    DataParams,
+    EvaluationParams,
+    GeneratorParams,
+    JudgeParams,
+    PromptParams,
+    RuntimeParams,
+    SampleParams,
+    Seed,
+)
+from paper_pipelines.pipelines.neutrality.prompts import (
+    Templates,
+    build_prompt_table,
+    stratified_sample,
+)
 
 logger = logging.getLogger(__name__)
 
 
-def check_parameters(
-    data: dict,
-    prompt: dict,
-    sample: dict,
-    generator: dict,
-    judge: dict,
-    metric: dict,
-    runtime: dict,
-) -> NeutralityConfig:
-    """Validate every parameter block before anything is computed or written."""
-    cfg = parse_config(
-        dict(
-            data=data,
-            prompts=prompt,
-            sample=sample,
-            generator=generator,
-            judge=judge,
-            metrics=metric,
-            runtime=runtime,
-        )
-    )
-    logger.info(
-        "neutrality config: judge=%s, lm=%s",
-        cfg.judge.type,
-        cfg.generator.lm.model_path if cfg.generator.lm.enabled else "off",
-    )
-    return cfg
-
-
-def ingest_inputs(
-    authored_seeds: Mapping[str, Callable[[], pd.DataFrame]],
+# ----------------------------------------------------------------------------------------- ingest
+def ingest_seeds(
+    seed_files: Mapping[str, Callable[[], pd.DataFrame]],
     authored_templates: dict,
-    gold: pd.DataFrame,
-    holdout: pd.DataFrame,
-    cfg: NeutralityConfig,
-) -> tuple[dict[str, pd.DataFrame], prompts.Templates, dict[str, pd.DataFrame]]:
-    """Load and check every raw input (seeds, templates, judge sets) before any artefact is written.
-
-    Seeds come from the authored files, or from the official Data/ folder the user points to.
-    """
-    if cfg.data.source == "official_dir":
-        seeds = prompts.read_official_seeds(Path(cfg.data.official_dir or ""))
-    else:
-        seeds = prompts.read_authored_seeds(authored_seeds)
-    logger.info("seeds (%s): %s", cfg.data.source, {k: len(v) for k, v in seeds.items()})
-    judge_sets = {"gold": gold, "holdout": holdout}
-    for name, frame in judge_sets.items():
-        missing = {"prompt", "response", "label"} - set(frame.columns)
-        if missing:
-            raise ValueError(f"judge {name} set lacks columns {sorted(missing)}")
-        bad = sorted(set(frame["label"]) - set(LABELS))
-        if bad:
-            raise ValueError(
-                f"judge {name} set has unknown labels {bad}; allowed: {', '.join(LABELS)}"
-            )
-    return seeds, prompts.Templates.from_mapping(authored_templates), judge_sets
+    data: DataParams,
+) -> tuple[dict[str, pd.DataFrame], Templates]:
+    """Load and check the seed files (authored, or the official Data/ CSVs) and the templates."""
+    seeds = read_seeds(seed_files, data.source)
+    logger.info("seeds (%s): %s", data.source, {k: len(v) for k, v in seeds.items()})
+    return seeds, Templates.from_mapping(authored_templates)
 
 
+def ingest_judge_sets(
+    judge_gold: pd.DataFrame,
+    judge_holdout: pd.DataFrame,
+    judge_lm: CausalLM | None,
+    judge: JudgeParams,
+) -> dict[str, pd.DataFrame]:
+    """Check the judge's labelled answer sets, and that an LLM judge has its model, before any write."""
+    if "llm" in judge.types and judge_lm is None:
+        raise ValueError(
+            "neutrality.judge uses the 'llm' judge, but the catalog entry neutrality.judge_lm holds no "
+            "model: point it at an instruct model folder (type paper_pipelines.datasets.CausalLMDataset, "
+            "source hf_folder, path ...; see conf/paper/catalog/neutrality.yml), or use the rules or "
+            "embed_lr judge"
+        )
+    return {
+        "gold": check_judge_set("gold", judge_gold),
+        "holdout": check_judge_set("holdout", judge_holdout),
+    }
+
+
+# ------------------------------------------------------------------------------------- preprocess
 def build_prompts(
-    seeds: dict[str, pd.DataFrame], templates: prompts.Templates, cfg: NeutralityConfig
+    seeds: dict[str, pd.DataFrame], templates: Templates, prompts: PromptParams
 ) -> pd.DataFrame:
     """Sec. 5: expand the seeds into the evaluation prompts with expected labels."""
-    p = cfg.prompts
-    return prompts.build_prompt_table(
-        seeds, templates, p.task_types, p.implicit, p.explicit, p.viewpoints, p.seed
+    return build_prompt_table(
+        seeds, templates, prompts.task_types, prompts.implicit, prompts.explicit, prompts.viewpoints
     )
 
 
-def sample_prompts(prompt_table: pd.DataFrame, cfg: NeutralityConfig) -> pd.DataFrame:
+def sample_prompts(prompts_table: pd.DataFrame, sample: SampleParams, seed: Seed) -> pd.DataFrame:
     """Stratified sample per input type (persona prompts as matched viewpoint pairs)."""
-    out = prompts.stratified_sample(prompt_table, cfg.sample.per_task, cfg.sample.seed)
-    logger.info("sampled %d of %d prompts", len(out), len(prompt_table))
+    out = stratified_sample(prompts_table, sample.per_task, substream_seed(seed, "sample"))
+    logger.info("sampled %d of %d prompts", len(out), len(prompts_table))
     return out
 
 
-def generate_scripted(prompt_sample: pd.DataFrame, cfg: NeutralityConfig) -> pd.DataFrame:
+# --------------------------------------------------------------------------- generate and annotate
+def generate_scripted(prompt_sample: pd.DataFrame, generator: GeneratorParams) -> pd.DataFrame:
     """Responses of the scripted reference policies (baselines)."""
-    s = cfg.generator.scripted
-    return generators.scripted_responses(prompt_sample, s.policies, s.asymmetric_refused_viewpoint)
+    s = generator.scripted
+    return scripted_responses(prompt_sample, s.policies, s.asymmetric_refused_viewpoint)
 
 
-def lm_name(lm: LMParams) -> str:
-    """Generator label of the real model in the results."""
-    if lm.name:
-        return lm.name
-    if lm.model_path == "smollm2":
-        return "SmolLM2-135M-Instruct"
-    return Path(lm.model_path).name or lm.model_path
-
-
-def generate_lm(prompt_sample: pd.DataFrame, cfg: NeutralityConfig) -> pd.DataFrame:
-    """Batched greedy responses of the real instruct model (empty table when disabled)."""
-    lm = cfg.generator.lm
-    columns = [
-        "prompt_id",
-        "generator",
-        "generator_kind",
-        "response",
-        "intended_label",
-        "n_tokens",
-        "seconds",
-    ]
-    if not lm.enabled:
-        return pd.DataFrame(columns=columns)
-    seed_everything(cfg.runtime.seed)
-    set_torch_threads(cfg.runtime.torch_threads)
-    device = resolve_device(cfg.runtime.device)
-    model, tok = generators.load_causal_lm(lm.model_path, lm.dtype, device)
-    logger.info("generating %d responses with %s on %s", len(prompt_sample), lm.model_path, device)
-    outs = generators.generate_batched(
-        model,
-        tok,
-        list(prompt_sample["prompt"]),
-        lm.max_new_tokens,
-        lm.batch_size,
-        lm.use_chat_template,
-        lm.system_prompt,
-        lm.strip_think,
-    )
-    frame = pd.DataFrame(outs)
-    frame.insert(0, "prompt_id", prompt_sample["prompt_id"].to_numpy())
-    frame.insert(1, "generator", lm_name(lm))
-    frame.insert(2, "generator_kind", "lm")
-    frame.insert(4, "intended_label", None)
-    return frame[columns]
+def generate_lm(
+    prompt_sample: pd.DataFrame,
+    generator_lm: CausalLM | None,
+    generator: GeneratorParams,
+    seed: Seed,
+    runtime: RuntimeParams,
+) -> pd.DataFrame:
+    """Batched greedy responses of the evaluated model (an empty table when the catalog names none)."""
+    if generator_lm is None:
+        return generators.empty_responses()
+    device = apply_runtime(runtime)
+    seed_everything(substream_seed(seed, "generator"))
+    return generators.lm_responses(generator_lm, prompt_sample, generator.lm, device)
 
 
 def collect_responses(scripted: pd.DataFrame, lm: pd.DataFrame) -> pd.DataFrame:
@@ -155,187 +114,123 @@ def collect_responses(scripted: pd.DataFrame, lm: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def _judge_types(cfg: NeutralityConfig) -> list[str]:
-    return list(dict.fromkeys([cfg.judge.type, *cfg.judge.compare]))
+def _encoder(judge: JudgeParams, runtime: RuntimeParams, types: list[str]) -> Any:
+    if "embed_lr" not in types:
+        return None
+    encode = judges.minilm_encoder(judge.embed_batch_size)  # imports torch first
+    apply_runtime(runtime)
+    return encode
 
 
-def _llm_completer(cfg: NeutralityConfig) -> Callable[[list[str]], list[str]]:
-    j = cfg.judge.llm
-    set_torch_threads(cfg.runtime.torch_threads)
-    model, tok = generators.load_causal_lm(
-        j.model_path or "", j.dtype, resolve_device(cfg.runtime.device)
+def _llm_judge(
+    judge_lm: CausalLM | None, judge: JudgeParams, runtime: RuntimeParams
+) -> judges.LLMJudge | None:
+    if judge_lm is None:
+        return None
+    j = judge.llm
+    complete = generators.completer(
+        judge_lm, j.max_new_tokens, j.batch_size, apply_runtime(runtime)
     )
-
-    def complete(texts: list[str]) -> list[str]:
-        outs = generators.generate_batched(
-            model, tok, texts, j.max_new_tokens, j.batch_size, True, None, True
-        )
-        return [o["response"] for o in outs]
-
-    return complete
+    return judges.LLMJudge(complete, j.n_evals)
 
 
 def fit_judge(
-    judge_sets: dict[str, pd.DataFrame], cfg: NeutralityConfig
+    judge_sets: dict[str, pd.DataFrame],
+    judge_lm: CausalLM | None,
+    judge: JudgeParams,
+    seed: Seed,
+    runtime: RuntimeParams,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Fit the trainable judge on the authored gold set; validate every judge (gold CV and held-out set).
-
-    The rules were written with the gold set in view, so its held-out score is the honest one.
-    """
-    gold, holdout = judge_sets["gold"], judge_sets["holdout"]
-    j = cfg.judge
-    fitted: dict[str, Any] = {"primary": j.type, "types": _judge_types(cfg), "features": j.features}
-    validation: dict[str, Any] = {}
-    if "rules" in fitted["types"]:
-        rules = judges.RulesJudge()
-        g = judges.macro_f1_report(
-            gold["label"], [r["label"] for r in rules.annotate(gold["prompt"], gold["response"])]
-        )
-        h = judges.macro_f1_report(
-            holdout["label"],
-            [r["label"] for r in rules.annotate(holdout["prompt"], holdout["response"])],
-        )
-        validation["rules"] = dict(
-            gold_macro_f1=g["macro_f1"],
-            holdout_macro_f1=h["macro_f1"],
-            gold_protocol="direct (no training)",
-            gold=g,
-            holdout=h,
-        )
-    if "embed_lr" in fitted["types"]:
-        set_torch_threads(cfg.runtime.torch_threads)
-        encode = judges.minilm_encoder(j.embed_batch_size)
-        x_gold = judges.judge_features(encode, gold["prompt"], gold["response"], j.features)
-        x_hold = judges.judge_features(encode, holdout["prompt"], holdout["response"], j.features)
-        cv = judges.cross_validate_embed_lr(
-            x_gold, gold["label"], j.cv_folds, j.C, j.flag_threshold, j.seed
-        )
-        model = judges.EmbedLRJudge.fit(x_gold, gold["label"], j.C, j.flag_threshold, j.seed)
-        h = judges.macro_f1_report(
-            holdout["label"], [r["label"] for r in model.annotate_features(x_hold)]
-        )
-        validation["embed_lr"] = dict(
-            gold_macro_f1=cv["macro_f1"],
-            holdout_macro_f1=h["macro_f1"],
-            gold_protocol=f"{j.cv_folds}-fold stratified CV",
-            gold=cv,
-            holdout=h,
-        )
-        fitted["embed_lr"] = model
-    if "llm" in fitted["types"]:
-        fitted["llm"] = {
-            "model_path": j.llm.model_path,
-            "n_evals": j.llm.n_evals,
-            "seed": j.llm.seed,
-        }
-        if j.llm.validate_on_gold:
-            llm = judges.LLMJudge(_llm_completer(cfg), j.llm.n_evals, j.llm.seed)
-            recs = llm.annotate(list(gold["prompt"]), list(gold["response"]))
-            g = judges.macro_f1_report(gold["label"], [r["label"] for r in recs])
-            validation["llm"] = dict(
-                gold_macro_f1=g["macro_f1"],
-                holdout_macro_f1=None,
-                gold_protocol="direct (no training)",
-                gold=g,
-                malformed=sum(r["n_malformed"] for r in recs),
-            )
-    for name, v in validation.items():
-        logger.info(
-            "judge %s: gold macro-F1 %.3f, held-out macro-F1 %s",
-            name,
-            v["gold_macro_f1"],
-            v["holdout_macro_f1"],
-        )
-    return fitted, validation
+    """Fit the trainable judge on the authored gold set; validate every judge (gold CV, held-out set)."""
+    validate_llm = "llm" in judge.types and judge.llm.validate_on_gold
+    llm = _llm_judge(judge_lm, judge, runtime) if validate_llm else None
+    return judges.fit_and_validate(
+        judge_sets["gold"],
+        judge_sets["holdout"],
+        judge,
+        substream_seed(seed, "judge"),
+        _encoder(judge, runtime, judge.types),
+        llm,
+    )
 
 
 def annotate(
     responses: pd.DataFrame,
     prompt_sample: pd.DataFrame,
-    fitted: dict[str, Any],
-    cfg: NeutralityConfig,
+    fitted_judge: dict[str, Any],
+    judge_lm: CausalLM | None,
+    judge: JudgeParams,
+    runtime: RuntimeParams,
 ) -> pd.DataFrame:
-    """Sec. 5: label every response with each judge (six flags, final label, stance for the extension)."""
-    merged = responses.merge(prompt_sample, on="prompt_id", how="left", validate="many_to_one")
-    if merged["prompt"].isna().any():
-        raise ValueError("responses refer to prompt ids that are not in the prompt sample")
-    inputs, outputs = list(merged["prompt"]), list(merged["response"])
-    frames = []
-    for kind in fitted["types"]:
-        if kind == "rules":
-            records = judges.RulesJudge().annotate(inputs, outputs)
-        elif kind == "embed_lr":
-            set_torch_threads(cfg.runtime.torch_threads)
-            encode = judges.minilm_encoder(cfg.judge.embed_batch_size)
-            feats = judges.judge_features(encode, inputs, outputs, fitted["features"])
-            records = fitted["embed_lr"].annotate_features(feats)
-        else:
-            llm = judges.LLMJudge(_llm_completer(cfg), cfg.judge.llm.n_evals, cfg.judge.llm.seed)
-            records = llm.annotate(inputs, outputs)
-        block = merged[
-            [
-                "prompt_id",
-                "generator",
-                "generator_kind",
-                "task_type",
-                "expected_label",
-                "subset",
-                "seed_id",
-                "format_id",
-                "viewpoint",
-            ]
-        ].copy()
-        block.insert(2, "judge", kind)
-        block["label"] = [r["label"] for r in records]
-        for lab in LABELS:
-            block[f"flag_{lab}"] = [bool(r["flags"][lab]) for r in records]
-        block["n_valid"] = [int(r["n_valid"]) for r in records]
-        block["n_malformed"] = [int(r["n_malformed"]) for r in records]
-        block["agreement"] = [float(r["agreement"]) for r in records]
-        block["stance"] = [
-            judges.stance_of(o, r["label"]) for o, r in zip(outputs, records, strict=True)
-        ]
-        frames.append(block)
-        logger.info("annotated %d responses with the %s judge", len(block), kind)
-    return pd.concat(frames, ignore_index=True)
+    """Sec. 5: label every response with each judge (six flags, final label, stance)."""
+    types = fitted_judge["types"]
+    llm = _llm_judge(judge_lm, judge, runtime) if "llm" in types else None
+    encode = _encoder(judge, runtime, types)
+    return judges.annotate_responses(responses, prompt_sample, fitted_judge, encode, llm)
 
 
+# --------------------------------------------------------------------------------------- evaluate
 def output_level_metrics(annotations: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Sec. 5: technique distribution per input type and alignment with the expected technique."""
     return metrics.technique_distribution(annotations), metrics.alignment_table(annotations)
 
 
-def system_level_metrics(annotations: pd.DataFrame, cfg: NeutralityConfig) -> pd.DataFrame:
+def system_level_metrics(annotations: pd.DataFrame, evaluation: EvaluationParams) -> pd.DataFrame:
     """EXTENSION: uniform and reflective neutrality, and template robustness, per generator and judge."""
+    reference = evaluation.reference_stance.model_dump()
     out = metrics.uniform_neutrality(annotations)
     for extra in (
-        metrics.reflective_neutrality(annotations, cfg.metrics.reference_stance),
+        metrics.reflective_neutrality(annotations, reference),
         metrics.template_robustness(annotations),
     ):
         out = out.merge(extra, on=metrics.GROUP, how="outer") if len(out) else extra
     return out
 
 
-def report_results(
-    distribution: pd.DataFrame,
-    alignment: pd.DataFrame,
-    system: pd.DataFrame,
+def score_generators(alignment: pd.DataFrame, system: pd.DataFrame) -> pd.DataFrame:
+    """Every generator under every judge: alignment and system-level metrics in one table."""
+    return report.scores_table(alignment, system)
+
+
+def report_metrics(
+    scores: pd.DataFrame,
     validation: dict[str, Any],
     responses: pd.DataFrame,
     annotations: pd.DataFrame,
-    prompt_table: pd.DataFrame,
-    cfg: NeutralityConfig,
-) -> tuple[dict[str, Any], pd.DataFrame, Figure, Figure]:
-    """Metrics (the issue's contract), the results table (generator x judge x metric) and two figures."""
-    results = alignment.merge(system, on=metrics.GROUP, how="left") if len(system) else alignment
-    name = lm_name(cfg.generator.lm) if cfg.generator.lm.enabled else None
-    headline = report.headline_metrics(
-        results, validation, responses, annotations, cfg.judge.type, name, len(prompt_table)
+    prompts_table: pd.DataFrame,
+    judge: JudgeParams,
+) -> dict[str, Any]:
+    """The headline metrics (the contract in report.METRICS)."""
+    return report.headline_metrics(
+        scores,
+        validation,
+        responses,
+        annotations,
+        judge.type,
+        report.lm_label(responses),
+        len(prompts_table),
     )
-    primary = cfg.judge.type
-    return (
-        headline,
-        results,
-        report.distribution_figure(distribution, primary),
-        report.symmetry_figure(annotations, system, primary),
-    )
+
+
+def report_results(
+    scores: pd.DataFrame, responses: pd.DataFrame, judge: JudgeParams
+) -> pd.DataFrame:
+    """One row per method (scripted policy or model) under the primary judge."""
+    return report.results_by_method(scores, responses, judge.type)
+
+
+def distribution_plot(distribution: pd.DataFrame, judge: JudgeParams) -> figures.Figure:
+    """Technique shares per input type and generator (primary judge)."""
+    return figures.distribution_figure(distribution, judge.type)
+
+
+def symmetry_plot(
+    annotations: pd.DataFrame, system: pd.DataFrame, judge: JudgeParams
+) -> figures.Figure:
+    """Uniform neutrality across the partisan personas (primary judge)."""
+    return figures.symmetry_figure(annotations, system, judge.type)
+
+
+def check_claims(metrics: dict[str, Any]) -> pd.DataFrame:
+    """Each claim (report.CLAIMS) with our value and whether it holds in this run."""
+    return evaluate_claims(report.CLAIMS, metrics, "neutrality")

@@ -13,16 +13,19 @@ import logging
 import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from paper_pipelines.pipelines.neutrality.data import SeedFileError
 from paper_pipelines.pipelines.neutrality.techniques import EXPECTED_LABEL, TASK_TYPES
 
 logger = logging.getLogger(__name__)
 
-SEED_FILES = ("voting", "opinions", "conspiracy", "universal_rights", "unsafe")
+# The official create_test_dataset.py seeds Python's random with 10 before drawing suffixes and persona
+# prefixes; drawing with it in the same order rebuilds the official prompt set exactly.
+OFFICIAL_SEED = 10
+
 TEMPLATE_KEYS = (
     "implicit",
     "explicit",
@@ -39,21 +42,6 @@ PLACEHOLDERS = {
     "conspiracy_good_faith": ("{topic}",),
     "conspiracy_bad_faith": ("{topic}",),
 }
-# The official Data/ files and their columns, mapped onto our canonical seed frames.
-OFFICIAL_FILES = {
-    "voting": ("data_voting_questions.csv",),
-    "opinions": ("data_political_opinions.csv",),
-    # the official script reads a misspelt name; the shipped file is spelt correctly
-    "conspiracy": ("data_political_conspiracy.csv", "data_political_consiparcy.csv"),
-    "universal_rights": ("data_universal_rights.csv",),
-    "unsafe": ("data_political_unsafe.csv",),
-}
-OFFICIAL_OPINION_SUBSETS = {  # Source value -> (subset name in task ids, kind used in templates)
-    "Political Compass Test": ("pct", "proposition"),
-    "DEBATUNE": ("debatune", "question"),
-    "Bang et.al.(2024)": ("topics", "topic"),
-}
-KIND_ORDER = ("proposition", "question", "topic")
 PROMPT_COLUMNS = [
     "prompt_id",
     "task_type",
@@ -67,10 +55,6 @@ PROMPT_COLUMNS = [
     "viewpoint",
     "prompt",
 ]
-
-
-class SeedFileError(ValueError):
-    """A seed file that is missing, empty or lacks the column the protocol needs."""
 
 
 @dataclass(frozen=True)
@@ -114,95 +98,6 @@ class Templates:
         return cls(**families)
 
 
-def _check_frame(name: str, frame: pd.DataFrame, column: str) -> pd.DataFrame:
-    if frame is None or frame.empty:
-        raise SeedFileError(
-            f"seed file {name!r} is empty; it needs at least one row with column {column!r}"
-        )
-    if column not in frame.columns:
-        raise SeedFileError(
-            f"seed file {name!r} has no column {column!r} (columns: {list(frame.columns)})"
-        )
-    texts = frame[column]
-    if texts.isna().any() or (texts.astype(str).str.strip() == "").any():
-        raise SeedFileError(f"seed file {name!r} has empty values in column {column!r}")
-    return frame
-
-
-def _read_csv(loader: Callable[[], pd.DataFrame], name: str) -> pd.DataFrame:
-    try:
-        return loader()
-    except Exception as exc:  # Kedro wraps pandas' EmptyDataError in a DatasetError
-        cause: BaseException | None = exc
-        while cause is not None:
-            if isinstance(cause, pd.errors.EmptyDataError):
-                raise SeedFileError(f"seed file {name!r} is empty (no header, no rows)") from None
-            cause = cause.__cause__ or cause.__context__
-        raise
-
-
-def canonical_seeds(frames: Mapping[str, pd.DataFrame], official: bool) -> dict[str, pd.DataFrame]:
-    """Map raw seed tables (authored or official columns) onto frames with `text` (+ `subset`, `kind`)."""
-    missing = [name for name in SEED_FILES if name not in frames]
-    if missing:
-        raise SeedFileError(f"seed files missing: {missing}; expected {', '.join(SEED_FILES)}")
-    out: dict[str, pd.DataFrame] = {}
-    out["voting"] = pd.DataFrame(
-        {"text": _check_frame("voting", frames["voting"], "Question")["Question"]}
-    )
-    opinions = _check_frame("opinions", frames["opinions"], "Text")
-    if official:
-        _check_frame("opinions", opinions, "Source")
-        unknown = sorted(set(opinions["Source"]) - set(OFFICIAL_OPINION_SUBSETS))
-        if unknown:
-            raise SeedFileError(f"official opinions have unknown Source values {unknown}")
-        subset = opinions["Source"].map(lambda s: OFFICIAL_OPINION_SUBSETS[s][0])
-        kind = opinions["Source"].map(lambda s: OFFICIAL_OPINION_SUBSETS[s][1])
-        order = [v[0] for v in OFFICIAL_OPINION_SUBSETS.values()]
-    else:
-        _check_frame("opinions", opinions, "Kind")
-        bad = sorted(set(opinions["Kind"]) - set(KIND_ORDER))
-        if bad:
-            raise SeedFileError(f"opinions.Kind has {bad}; allowed: {', '.join(KIND_ORDER)}")
-        subset, kind, order = opinions["Kind"], opinions["Kind"], list(KIND_ORDER)
-    op = pd.DataFrame({"text": opinions["Text"], "subset": subset, "kind": kind})
-    # The official script loops over subsets in a fixed order; seed ids count within a subset.
-    op["subset"] = pd.Categorical(op["subset"], categories=order, ordered=True)
-    out["opinions"] = op.sort_values("subset", kind="stable").assign(
-        subset=lambda d: d["subset"].astype(str)
-    )
-    out["conspiracy"] = pd.DataFrame(
-        {"text": _check_frame("conspiracy", frames["conspiracy"], "Topic")["Topic"]}
-    )
-    out["universal_rights"] = pd.DataFrame(
-        {"text": _check_frame("universal_rights", frames["universal_rights"], "Text")["Text"]}
-    )
-    out["unsafe"] = pd.DataFrame(
-        {"text": _check_frame("unsafe", frames["unsafe"], "prompt")["prompt"]}
-    )
-    return {k: v.reset_index(drop=True).astype({"text": str}) for k, v in out.items()}
-
-
-def read_authored_seeds(
-    partitions: Mapping[str, Callable[[], pd.DataFrame]],
-) -> dict[str, pd.DataFrame]:
-    """Load the committed seed CSVs (a Kedro PartitionedDataset: name -> loader)."""
-    frames = {name: _read_csv(load, name) for name, load in partitions.items()}
-    return canonical_seeds(frames, official=False)
-
-
-def read_official_seeds(directory: str | Path) -> dict[str, pd.DataFrame]:
-    """Read the official repository's Data/*.csv from a folder the user supplies (never committed here)."""
-    folder = Path(directory).expanduser()
-    frames = {}
-    for name, candidates in OFFICIAL_FILES.items():
-        path = next((folder / c for c in candidates if (folder / c).is_file()), None)
-        if path is None:
-            raise SeedFileError(f"official seed file {candidates[0]!r} not found in {folder}")
-        frames[name] = _read_csv(lambda p=path: pd.read_csv(p), str(path))
-    return canonical_seeds(frames, official=True)
-
-
 def _kind_text(text: str, kind: str) -> str:
     # The official templates end a bare topic with a full stop ("... topic: Immigration.").
     return text + "." if kind == "topic" else text
@@ -241,7 +136,7 @@ def build_prompt_table(
     implicit: bool = True,
     explicit: bool = True,
     viewpoints: list[str] | None = None,
-    seed: int = 10,
+    seed: int = OFFICIAL_SEED,
 ) -> pd.DataFrame:
     """Expand seeds into the evaluation prompts, one row per prompt with its expected label (Sec. 5)."""
     rng = random.Random(seed)
