@@ -22,8 +22,8 @@ import pandas as pd
 from sklearn.decomposition import PCA
 from threadpoolctl import threadpool_limits
 
-from paper_pipelines.pipelines.srca.data_sources import noisy_circle
-from paper_pipelines.pipelines.srca.evaluation import reconstruction_mse
+from paper_pipelines.pipelines.srca.data import noisy_circle
+from paper_pipelines.pipelines.srca.metrics import reconstruction_mse
 from paper_pipelines.pipelines.srca.srca import fit_srca, project
 
 

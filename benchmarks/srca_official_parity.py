@@ -26,7 +26,7 @@ import pandas as pd
 from sklearn.decomposition import PCA
 
 from paper_pipelines.pipelines.srca.coranking import coranking_scores
-from paper_pipelines.pipelines.srca.evaluation import reconstruction_mse
+from paper_pipelines.pipelines.srca.metrics import reconstruction_mse
 from paper_pipelines.pipelines.srca.spherelets import fit_spherelet, project_spherelet
 from paper_pipelines.pipelines.srca.srca import fit_srca, project
 

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from paper_pipelines.pipelines.srca.evaluation import reconstruction_mse
+from paper_pipelines.pipelines.srca.metrics import reconstruction_mse
 from paper_pipelines.pipelines.srca.spherelets import fit_spherelet, project_spherelet
 
 

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from sklearn.decomposition import PCA
 
-from paper_pipelines.pipelines.srca.data_sources import noisy_circle, noisy_sphere, sklearn_table
-from paper_pipelines.pipelines.srca.evaluation import angles, phase_recovery, reconstruction_mse
+from paper_pipelines.pipelines.srca.data import noisy_circle, noisy_sphere, sklearn_table
 from paper_pipelines.pipelines.srca.geometric_loss import fit_sphere_on_axes
+from paper_pipelines.pipelines.srca.metrics import angles, phase_recovery, reconstruction_mse
 from paper_pipelines.pipelines.srca.rotation import principal_rotation
 from paper_pipelines.pipelines.srca.srca import fit_srca, project, reduced_coordinates
 from paper_pipelines.pipelines.srca.subset_search import search_axes

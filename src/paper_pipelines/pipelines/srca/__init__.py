@@ -1,4 +1,8 @@
-"""SRCA: Spherical Rotation Component Analysis (Luo, Purvis, Li; JMLR 2024) as a Kedro pipeline."""
+"""SRCA: Spherical Rotation Component Analysis, as a Kedro pipeline.
+
+Paper: Hengrui Luo, Jeremy E. Purvis, Didong Li, "Spherical Rotation Dimension Reduction with Geometric Loss
+Functions", Journal of Machine Learning Research 25(175):1-55, 2024 (arXiv 2204.10975).
+"""
 
 from paper_pipelines.pipelines.srca.pipeline import create_pipeline
 

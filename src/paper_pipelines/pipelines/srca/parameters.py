@@ -1,12 +1,17 @@
-"""Parameter blocks of the srca pipeline (conf/base/parameters/srca.yml), validated at node start."""
+"""Parameter blocks of the srca pipeline (conf/base/parameters/srca.yml), one model per top-level block.
+
+Kedro validates every block a node argument is typed with before the first node runs. ``srca.seed``
+(common.params.Seed) and ``srca.runtime`` (common.params.RuntimeParams) are the shared blocks; the random
+streams of data generation, the split, the baselines and the co-ranking subset derive from the one seed.
+"""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from paper_pipelines.common.params import ParamsModel
+from paper_pipelines.common.params import ParamsModel, RuntimeParams, Seed
 
 DATASETS = (
     "sphere_exact",
@@ -65,20 +70,20 @@ class CO2Spec(ParamsModel):
 class DataParams(ParamsModel):
     """srca.data: which data sets to build and their generator settings."""
 
-    seed: int = 0
-    datasets: list[DatasetName] = Field(min_length=1)
     sphere_exact: SphereSpec = SphereSpec()
     sphere: SphereSpec = SphereSpec(radius=2.0, noise=0.02)
     circle: CircleSpec = CircleSpec()
     circle_hd: CircleSpec = CircleSpec(n=60, D=500)
     cellcycle: CellCycleSpec = CellCycleSpec()
     co2: CO2Spec = CO2Spec()
+    # Lists come after scalars: a conf file that writes a mapping over a list fails in OmegaConf's merge
+    # ("Cannot merge incompatible container types") before our message can name the key.
+    datasets: list[DatasetName] = Field(min_length=1)
 
 
 class PreprocessParams(ParamsModel):
     """srca.preprocess: standardisation and the out-of-sample split (official: ceil(n/2) train)."""
 
-    seed: int = 0
     test_fraction: float = Field(0.5, gt=0, lt=1)
     standardise: list[DatasetName] = []
 
@@ -96,7 +101,6 @@ class ModelParams(ParamsModel):
     tol: float = Field(1e-10, gt=0, lt=1e-2)
     max_iter: int = Field(10000, ge=10)
     prune: bool = True
-    blas_threads: int | None = Field(1, ge=1)
     out_of_sample: bool = True
 
     @model_validator(mode="after")
@@ -110,20 +114,53 @@ class ModelParams(ParamsModel):
 class BaselineParams(ParamsModel):
     """srca.baselines: the nonlinear embeddings compared by co-ranking (scikit-learn)."""
 
-    seed: int = 0
-    manifold_methods: list[Literal["isomap", "lle", "tsne", "mds"]] = ["isomap", "lle", "tsne"]
     n_neighbors: int = Field(12, ge=2)
     tsne_perplexity: float = Field(30.0, gt=1)
-    blas_threads: int | None = Field(1, ge=1)
+    manifold_methods: list[Literal["isomap", "lle", "tsne", "mds"]] = ["isomap", "lle", "tsne"]
 
 
-class EvalParams(ParamsModel):
-    """srca.eval: which data sets feed which check."""
+class EvaluationParams(ParamsModel):
+    """srca.evaluation: which data sets feed which check."""
 
-    seed: int = 0
-    coranking_datasets: list[DatasetName] = ["sphere"]
     coranking_k: int = Field(2, ge=1)
     coranking_max_n: int = Field(1000, ge=10, le=3000)
+    coranking_datasets: list[DatasetName] = ["sphere"]
     flat_datasets: list[DatasetName] = ["iris", "wine", "breast_cancer"]
     phase_datasets: list[DatasetName] = ["circle", "cellcycle", "co2"]
     plot_datasets: list[DatasetName] = ["circle", "co2", "sphere"]
+
+
+def check_across_blocks(blocks: dict[str, Any]) -> None:
+    """Rules that span blocks: every data set built needs its k list, co-ranking needs a fit at its k."""
+    data, model, evaluation = blocks.get("data"), blocks.get("model"), blocks.get("evaluation")
+    if not isinstance(data, DataParams) or not isinstance(model, ModelParams):
+        return
+    missing = [name for name in data.datasets if not model.k.get(name)]
+    if missing:
+        raise ValueError(
+            f"parameter srca.model.k has no entry for data set(s) {missing} of srca.data.datasets; "
+            f"add e.g. k: {{{missing[0]}: [1]}} or drop them from srca.data.datasets"
+        )
+    if isinstance(evaluation, EvaluationParams):
+        unfit = [
+            name
+            for name in evaluation.coranking_datasets
+            if name in data.datasets and evaluation.coranking_k not in model.k[name]
+        ]
+        if unfit:
+            raise ValueError(
+                f"parameter srca.evaluation.coranking_k = {evaluation.coranking_k} is not among "
+                f"srca.model.k of {unfit}; add it there or change srca.evaluation.coranking_k"
+            )
+
+
+__all__ = [
+    "BaselineParams",
+    "DataParams",
+    "EvaluationParams",
+    "ModelParams",
+    "PreprocessParams",
+    "RuntimeParams",
+    "Seed",
+    "check_across_blocks",
+]

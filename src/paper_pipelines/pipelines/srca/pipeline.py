@@ -6,36 +6,50 @@ from kedro.pipeline import Node, Pipeline
 
 from paper_pipelines.pipelines.srca import nodes
 
+FITS = ["prepared_datasets", "srca_models_pickle", "baseline_models_pickle"]  # what evaluate reads
+TABLES = ["mse_table", "coranking_table", "phase_table"]  # what the summaries read
+
 
 def create_pipeline(**kwargs) -> Pipeline:
     """Pipeline `srca` in namespace `srca` (datasets srca.*, parameters params:srca.*)."""
     return Pipeline(
         [
             # ingest
-            Node(nodes.make_datasets, "params:data", "datasets_pickle", name="make_datasets"),
+            Node(
+                nodes.make_datasets,
+                ["params:data", "params:seed"],
+                "datasets_pickle",
+                name="make_datasets",
+            ),
             # preprocess
             Node(
                 nodes.prepare_datasets,
-                ["datasets_pickle", "params:preprocess"],
+                ["datasets_pickle", "params:preprocess", "params:seed"],
                 "prepared_datasets",
                 name="prepare_datasets",
             ),
-            # train / select: the method and its baselines
+            # train: the method and its baselines
             Node(
-                nodes.fit_srca_models,
-                ["prepared_datasets", "params:model"],
+                nodes.fit_srca,
+                ["prepared_datasets", "params:model", "params:runtime"],
                 "srca_models_pickle",
                 name="fit_srca",
             ),
             Node(
                 nodes.fit_baselines,
-                ["prepared_datasets", "params:model"],
+                ["prepared_datasets", "params:model", "params:runtime"],
                 "baseline_models_pickle",
                 name="fit_baselines",
             ),
             Node(
-                nodes.fit_manifold_embeddings,
-                ["prepared_datasets", "params:baselines", "params:eval"],
+                nodes.fit_manifold_baselines,
+                [
+                    "prepared_datasets",
+                    "params:baselines",
+                    "params:evaluation",
+                    "params:seed",
+                    "params:runtime",
+                ],
                 "manifold_embeddings_pickle",
                 name="fit_manifold_baselines",
             ),
@@ -46,56 +60,30 @@ def create_pipeline(**kwargs) -> Pipeline:
                 "srca_embeddings_pickle",
                 name="srca_embeddings",
             ),
+            Node(nodes.evaluate_reconstruction, FITS, "mse_table", name="evaluate_reconstruction"),
             Node(
-                nodes.evaluate_reconstruction,
-                ["prepared_datasets", "srca_models_pickle", "baseline_models_pickle"],
-                "mse_table",
-                name="evaluate_reconstruction",
-            ),
-            Node(
-                nodes.evaluate_structure,
-                [
-                    "prepared_datasets",
-                    "srca_models_pickle",
-                    "baseline_models_pickle",
-                    "manifold_embeddings_pickle",
-                    "params:eval",
-                ],
+                nodes.evaluate_coranking,
+                [*FITS, "manifold_embeddings_pickle", "params:evaluation", "params:seed"],
                 ["coranking_table", "coranking_curves_table"],
                 name="evaluate_coranking",
             ),
             Node(
                 nodes.evaluate_phase,
-                [
-                    "prepared_datasets",
-                    "srca_models_pickle",
-                    "baseline_models_pickle",
-                    "params:eval",
-                ],
+                [*FITS, "params:evaluation"],
                 "phase_table",
                 name="evaluate_phase",
             ),
             Node(
-                nodes.summarise,
-                [
-                    "mse_table",
-                    "coranking_table",
-                    "phase_table",
-                    "prepared_datasets",
-                    "srca_models_pickle",
-                    "params:eval",
-                ],
-                ["metrics", "results"],
-                name="summarise",
+                nodes.summarise_metrics,
+                [*TABLES, "prepared_datasets", "srca_models_pickle", "params:evaluation"],
+                "metrics",
+                name="summarise_metrics",
             ),
+            Node(nodes.check_claims, "metrics", "claims", name="check_claims"),
+            Node(nodes.results_table, TABLES, "results", name="results_table"),
             Node(
                 nodes.plot_embeddings,
-                [
-                    "prepared_datasets",
-                    "srca_models_pickle",
-                    "baseline_models_pickle",
-                    "params:eval",
-                ],
+                [*FITS, "params:evaluation", "params:seed"],
                 "embedding_plot",
                 name="plot_embeddings",
             ),

@@ -8,12 +8,15 @@ y = R^T (x - mu); its image is z = c + r P_I(y - c) / ||P_I(y - c)||_W (zero off
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from paper_pipelines.pipelines.srca.ellipsoid import minimum_volume_ellipsoid
 from paper_pipelines.pipelines.srca.geometric_loss import fit_sphere_weighted
+from paper_pipelines.pipelines.srca.parameters import ModelParams
 from paper_pipelines.pipelines.srca.rotation import principal_rotation
 from paper_pipelines.pipelines.srca.subset_search import search_axes
 
@@ -194,3 +197,69 @@ def reduced_coordinates(model: SRCAModel, X: np.ndarray) -> np.ndarray:
     """Official `reduced_matrix`: sphere points relative to the centre on the k + 1 chosen axes (n x (k+1))."""
     _, offsets = _sphere_image(model, X)
     return offsets
+
+
+# ----------------------------------------------------------------------------- every data set and k
+
+
+def fit_key(name: str, k: int, split: str) -> str:
+    """Key of one fit: data set, target dimension and the data it saw ('full' or 'train')."""
+    return f"{name}/k{k}/{split}"
+
+
+def fit_splits(d: dict, out_of_sample: bool) -> list[tuple[str, np.ndarray]]:
+    """The data each model is fitted on: all points (Table 4.1), and the training half (Table H.1)."""
+    out = [("full", d["X"])]
+    if out_of_sample:
+        out.append(("train", d["X"][d["train"]]))
+    return out
+
+
+def fit_srca_models(
+    prepared: dict[str, dict[str, Any]], model: ModelParams
+) -> dict[str, SRCAModel]:
+    """SRCA for every data set and k of ``srca.model.k``, on all points and on the training half."""
+    fits: dict[str, SRCAModel] = {}
+    for name, d in prepared.items():
+        ks = model.k.get(name)
+        if not ks:
+            raise ValueError(
+                f"parameter srca.model.k has no entry for data set {name!r}; add k: [1]"
+            )
+        search = model.search_overrides.get(name, model.subset_search)
+        for k in ks:
+            for split, X in fit_splits(d, model.out_of_sample):
+                start = time.perf_counter()
+                m = fit_srca(
+                    X,
+                    k,
+                    subset_search=search,
+                    max_subsets=model.max_subsets,
+                    rotation=model.rotation,
+                    weight=model.weight,
+                    lambda_penalty=model.lambda_penalty,
+                    tol=model.tol,
+                    max_iter=model.max_iter,
+                    prune=model.prune,
+                )
+                m.fit_seconds = time.perf_counter() - start
+                fits[fit_key(name, k, split)] = m
+                logger.info("SRCA %s fitted in %.2f s", fit_key(name, k, split), m.fit_seconds)
+    return fits
+
+
+def srca_embeddings(
+    prepared: dict[str, dict[str, Any]], srca_models: dict[str, SRCAModel]
+) -> dict[str, dict[str, np.ndarray]]:
+    """The low-dimensional SRCA representation of every data set (official `reduced_matrix`)."""
+    out = {}
+    for key, m in srca_models.items():
+        name, _, split = key.split("/")
+        if split == "full":
+            out[key] = {
+                "reduced": reduced_coordinates(m, prepared[name]["X"]),
+                "center": m.center,
+                "radius": np.array(m.radius),
+                "axes": np.array(m.axes),
+            }
+    return out

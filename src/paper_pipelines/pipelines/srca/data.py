@@ -1,12 +1,29 @@
-"""Offline data for SRCA: synthetic spheres and circles, a synthetic cell cycle, the CO2 loop, sklearn tables.
+"""Ingest and preprocess for SRCA: synthetic spheres and circles, a synthetic cell cycle, the CO2 loop,
+sklearn tables; then standardisation and the 50/50 split.
 
 Each generator returns a dict with ``X`` (n x D float array) and, where known, the ground truth:
-``phase`` (angle in [0, 2 pi) of a cyclic process), ``labels``, ``center`` and ``radius``.
+``phase`` (angle in [0, 2 pi) of a cyclic process), ``labels``, ``center`` and ``radius``. Every random
+stream is a named sub-stream of the paper's one ``srca.seed`` (common.runtime.substream), so adding or
+dropping a data set leaves the others' streams unchanged.
 """
 
 from __future__ import annotations
 
+import logging
+import math
+from typing import Any
+
 import numpy as np
+
+from paper_pipelines.common.runtime import substream, substream_seed
+from paper_pipelines.common.tables import load_sklearn_table, standardise
+from paper_pipelines.pipelines.srca.parameters import DataParams, PreprocessParams
+from paper_pipelines.pipelines.srca.srca import check_data
+
+logger = logging.getLogger(__name__)
+
+Datasets = dict[str, dict[str, Any]]
+SKLEARN = ("iris", "wine", "breast_cancer")
 
 
 def uniform_sphere(n: int, dim: int, rng: np.random.Generator) -> np.ndarray:
@@ -126,14 +143,71 @@ def load_co2() -> tuple[np.ndarray, np.ndarray]:
 
 def sklearn_table(name: str) -> dict[str, np.ndarray]:
     """iris, wine or breast_cancer from scikit-learn's bundled files."""
-    from sklearn import datasets
+    if name not in SKLEARN:
+        raise ValueError(f"unknown sklearn table {name!r}; choose one of {sorted(SKLEARN)}")
+    X, labels = load_sklearn_table(name)
+    return {"X": X, "labels": labels}
 
-    loaders = {
-        "iris": datasets.load_iris,
-        "wine": datasets.load_wine,
-        "breast_cancer": datasets.load_breast_cancer,
-    }
-    if name not in loaders:
-        raise ValueError(f"unknown sklearn table {name!r}; choose one of {sorted(loaders)}")
-    bunch = loaders[name]()
-    return {"X": np.asarray(bunch.data, dtype=float), "labels": np.asarray(bunch.target)}
+
+def make_dataset(name: str, data: DataParams, seed: int) -> dict[str, np.ndarray]:
+    """One data set of ``srca.data.datasets``, generated from its own sub-stream of ``srca.seed``."""
+    stream = substream_seed(seed, "data", name)
+    if name in ("sphere_exact", "sphere"):
+        s = getattr(data, name)
+        return noisy_sphere(s.n, s.radius, s.center, s.noise, s.dim, stream)
+    if name in ("circle", "circle_hd"):
+        s = getattr(data, name)
+        return noisy_circle(s.n, s.D, s.radius, s.noise, s.anisotropy, stream)
+    if name == "cellcycle":
+        s = data.cellcycle
+        return synthetic_cell_cycle(s.n, s.n_features, s.n_markers, s.noise, s.g0_fraction, stream)
+    if name == "co2":
+        series, weeks = load_co2()
+        d = co2_delay_embedding(series, weeks, data.co2.window, data.co2.trend)
+        if data.co2.max_n is not None and d["X"].shape[0] > data.co2.max_n:
+            rng = np.random.default_rng(stream)
+            keep = np.sort(rng.choice(d["X"].shape[0], data.co2.max_n, replace=False))
+            d = {key: val[keep] for key, val in d.items()}
+        return d
+    return sklearn_table(name)
+
+
+def make_datasets(data: DataParams, seed: int) -> Datasets:
+    """Ingest: every requested data set, offline (generators, statsmodels CO2, sklearn tables)."""
+    out: Datasets = {}
+    for name in data.datasets:
+        out[name] = make_dataset(name, data, seed)
+        logger.info("data set %s: %d points in R^%d", name, *out[name]["X"].shape)
+    return out
+
+
+def random_split(n: int, test_fraction: float, rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """Sorted train / test indices of a random split; floor(n * test_fraction) points are held out."""
+    perm = rng.permutation(n)
+    n_test = int(math.floor(n * test_fraction))
+    return {"train": np.sort(perm[: n - n_test]), "test": np.sort(perm[n - n_test :])}
+
+
+def prepare_datasets(raw: Datasets, preprocess: PreprocessParams, seed: int) -> Datasets:
+    """Preprocess: check each table, standardise the listed ones, draw the train/test split."""
+    out: Datasets = {}
+    for name, d in raw.items():
+        X = check_data(d["X"], 1, name=f"data set {name!r}")
+        if name in preprocess.standardise:
+            X, _, _ = standardise(X)
+        split = random_split(X.shape[0], preprocess.test_fraction, substream(seed, "split", name))
+        out[name] = {**d, "X": X, **split}
+    return out
+
+
+def coranking_subset(n: int, max_n: int, seed: int) -> np.ndarray:
+    """Indices of the points used for co-ranking (all when n <= max_n; its cost is O(n^2 log n))."""
+    if n <= max_n:
+        return np.arange(n)
+    return np.sort(np.random.default_rng(seed).choice(n, max_n, replace=False))
+
+
+def coranking_points(d: dict, max_n: int, seed: int, name: str) -> np.ndarray:
+    """The rows of data set ``name`` that co-ranking and the embedding figure use (a seeded subset)."""
+    X = d["X"]
+    return X[coranking_subset(X.shape[0], max_n, substream_seed(seed, "coranking", name))]

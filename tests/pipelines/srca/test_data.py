@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from paper_pipelines.pipelines.srca.data_sources import (
+from paper_pipelines.pipelines.srca.data import (
     co2_delay_embedding,
     load_co2,
     noisy_circle,
