@@ -5,23 +5,39 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from paper_pipelines.pipelines.tca import digits_c
+from paper_pipelines.pipelines.tca import data, digits_c
 
 
 @pytest.fixture(scope="module")
 def clean():
-    images, labels = digits_c.load_digits_images(16)
+    images, labels = data.load_digits_images(16)
     return images[:60], labels[:60]
 
 
 def test_digits_shapes_and_split():
-    images, labels = digits_c.load_digits_images(16)
+    images, labels = data.load_digits_images(16)
     assert images.shape == (1797, 16, 16) and images.dtype == np.float32
     assert images.min() >= 0.0 and images.max() <= 1.0
-    train, test = digits_c.stratified_split(labels, 0.45, seed=0)
+    train, test = data.stratified_split(labels, 0.45, seed=0)
     assert len(set(train) & set(test)) == 0 and len(train) + len(test) == 1797
     frac = np.bincount(labels[test]) / np.bincount(labels)
     assert np.all(np.abs(frac - 0.45) < 0.01)  # stratified
+
+
+def test_split_is_per_class_rounding_not_train_test_split():
+    """Why data.stratified_split is kept: sklearn's stratified split is a different target set."""
+    from sklearn.model_selection import train_test_split
+
+    _, labels = data.load_digits_images(8)
+    train, test = data.stratified_split(labels, 0.45, seed=0)
+    expected = np.round(0.45 * np.bincount(labels)).astype(int)
+    assert np.array_equal(np.bincount(labels[test]), expected) and len(test) == 808
+    _, theirs = train_test_split(
+        np.arange(len(labels)), test_size=0.45, stratify=labels, random_state=0
+    )
+    assert len(theirs) == 809  # ceil(0.45 * 1797), the extra image by largest remainder
+    assert len(np.intersect1d(test, theirs)) < 0.5 * len(test)
+    assert np.array_equal(data.stratified_split(labels, 0.45, seed=0)[1], test)  # seeded
 
 
 def test_brightness_and_contrast_by_hand():

@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 import torch
 
-from paper_pipelines.pipelines.tca.cost import peak_tensor_bytes
 from paper_pipelines.pipelines.tca.linear_tca import (
     chunked_mean_covariance,
     class_proportions,
@@ -21,6 +20,7 @@ from paper_pipelines.pipelines.tca.linear_tca import (
     solve_w_eig,
     transform_embeddings,
 )
+from paper_pipelines.pipelines.tca.metrics import peak_tensor_bytes
 
 
 def _problem(n: int = 300, d: int = 8, c: int = 4, seed: int = 0):

@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from paper_pipelines.common.params import ParameterError
+from paper_pipelines.pipelines.tca.report import CLAIMS, METRICS
 from tests.kedro_helpers import files_under, latest_json, run_session, versions_of
 
 CONTRACT = (
@@ -19,6 +20,10 @@ CONTRACT = (
     "time_ratio_tca_over_tent",
     "corruptions_improved",
 )
+
+
+def test_contract_is_the_report_constant():
+    assert METRICS == CONTRACT
 
 
 @pytest.fixture(scope="module")
@@ -49,6 +54,7 @@ def test_contract_and_outputs(fast_runs):
         "accuracy_plot.png",
         "severity_plot.png",
         "cost_plot.png",
+        "claims.parquet",
     ):
         assert len(versions_of(reporting / name)) == 2, name  # versioned: one folder per run
     for path in (
@@ -94,6 +100,19 @@ def test_fast_scale_acceptance_checks(fast_runs):
     assert m["clean_acc_after_continual_tent"] != m["clean_acc_source"]
 
 
+def test_claims_table(fast_runs):
+    project, metrics, _ = fast_runs
+    path = project / "data/fast/08_reporting/tca/claims.parquet"
+    assert len(versions_of(path)) == 2
+    claims = pd.read_parquet(path / versions_of(path)[-1] / path.name)
+    assert list(claims["claim"]) == [c.id for c in CLAIMS]
+    assert claims["holds"].dtype == bool
+    held = dict(zip(claims["claim"], claims["holds"], strict=True))
+    # the fast-scale acceptance checks above, as the claims table records them
+    assert held["linear_tca_beats_source"] and held["correlation_alignment_matters"]
+    assert held["tca_step_cheap"] and held["tca_memory_small"] and held["no_forgetting"]
+
+
 def test_same_seed_same_metrics(fast_runs):
     _, first, second = fast_runs
     timing = {"time_ratio_tca_over_tent", "time_ratio_linear_tca_total_over_tent"}
@@ -114,6 +133,8 @@ def test_same_seed_same_metrics(fast_runs):
         ),
         ("data", "corruptions", ["snow"], r"Digits-C does not generate"),
         ("linear_tca", "w_solver", "svd", r"tca.linear_tca.w_solver = 'svd'"),
+        ("linear_tca", "filter_k", 0, r"tca.linear_tca.filter_k = 0"),
+        ("evaluation", "metric_severity", 5, r"tca.evaluation.metric_severity = 5 must be one of"),
     ],
 )
 def test_bad_parameters_fail_before_writing(project_copy, block, key, bad, message):

@@ -3,6 +3,7 @@ every sample's (z, logits), then apply TCA once to the stored set (LinearTCA+ = 
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import logging
 import time
@@ -13,17 +14,20 @@ import numpy as np
 import torch
 from torch.nn import functional as F
 
-from paper_pipelines.pipelines.tca.cost import peak_tensor_bytes
+from paper_pipelines.common.progress import progress
+from paper_pipelines.pipelines.tca import data
+from paper_pipelines.pipelines.tca.baselines import FrozenTent, Tent, make_method, run_stream
 from paper_pipelines.pipelines.tca.linear_tca import class_proportions, linear_tca
+from paper_pipelines.pipelines.tca.metrics import (
+    accuracy_of_logits,
+    peak_tensor_bytes,
+    state_fingerprint,
+)
 from paper_pipelines.pipelines.tca.source_model import (
     FeaturizerClassifier,
     build_model,
+    clean_accuracy,
     to_float_images,
-)
-from paper_pipelines.pipelines.tca.tta_methods import (
-    Tent,
-    make_method,
-    run_stream,
 )
 
 logger = logging.getLogger(__name__)
@@ -54,15 +58,6 @@ def make_prepare(record: dict[str, Any]) -> Callable[[torch.Tensor], torch.Tenso
         return (x - mean.to(x.device)) / std.to(x.device)
 
     return prepare
-
-
-def state_fingerprint(model: torch.nn.Module) -> str:
-    """sha256 of every parameter and buffer: proves that TCA leaves the weights bit-identical."""
-    digest = hashlib.sha256()
-    for name, tensor in sorted(model.state_dict().items()):
-        digest.update(name.encode())
-        digest.update(tensor.detach().cpu().contiguous().numpy().tobytes())
-    return digest.hexdigest()
 
 
 def stream_order(n: int, shuffle: bool, seed: int, key: str) -> np.ndarray:
@@ -225,12 +220,192 @@ def probe_memory(
 
 
 def _copy(model: FeaturizerClassifier, device: str) -> FeaturizerClassifier:
-    import copy
-
     return copy.deepcopy(model).to(device)
 
 
-@torch.no_grad()
-def accuracy_of_logits(logits: torch.Tensor, labels: np.ndarray) -> float:
-    """Top-1 accuracy in percent."""
-    return 100.0 * float((logits.argmax(1).cpu() == torch.as_tensor(labels)).float().mean())
+def domain_data(corrupted_sets: dict[str, Any], key: str) -> tuple[np.ndarray, np.ndarray]:
+    """(uint8 images, labels) of one target domain: generated Digits-C, or read from the CIFAR-10-C folder."""
+    if corrupted_sets["kind"] == "real":
+        return data.load_domain(corrupted_sets["domains"][key])
+    return corrupted_sets["domains"][key], corrupted_sets["labels"]
+
+
+def tca_kwargs(linear_tca_params: Any, solver: str) -> dict[str, Any]:
+    """The TCA step's keyword arguments from the `linear_tca` block, with ``solver`` for W."""
+    lp = linear_tca_params
+    return {
+        "filter_k": lp.filter_k,
+        "w_solver": solver,
+        "w_iters": lp.w_iters,
+        "w_lr": lp.w_lr,
+        "eig_eps": lp.eig_eps,
+        "chunk": lp.chunk,
+    }
+
+
+def collect_all_domains(
+    source_record: dict[str, Any],
+    corrupted_sets: dict[str, Any],
+    *,
+    methods: list[str],
+    batch_size: int,
+    shuffle: bool,
+    tent_lr: float,
+    steps: int,
+    t3a_filter_k: int,
+    memory_probe: bool,
+    probe_severity: int,
+    tca_step: dict[str, Any],
+    device: str,
+    seed: int,
+) -> dict[str, Any]:
+    """Every TTA method over every domain's stream (z, logits, seconds), plus the memory probe."""
+    num_classes = int(source_record["num_classes"])
+    model = model_from_record(source_record, device)
+    prepare = make_prepare(source_record)
+    keys = list(corrupted_sets["domains"])
+    outputs: dict[str, Any] = {"domains": {}, "labels": {}, "num_classes": num_classes}
+    for key in progress(keys, desc="tca: TTA streams per domain", logger=logger):
+        images, labels = domain_data(corrupted_sets, key)
+        outputs["domains"][key] = collect_domain(
+            model,
+            images,
+            key,
+            methods,
+            batch_size=batch_size,
+            shuffle=shuffle,
+            tent_lr=tent_lr,
+            steps=steps,
+            t3a_filter_k=t3a_filter_k,
+            prepare=prepare,
+            device=device,
+            seed=seed,
+            num_classes=num_classes,
+        )
+        outputs["labels"][key] = labels
+        accs = {
+            m: round(accuracy_of_logits(o["logits"], labels), 1)
+            for m, o in outputs["domains"][key].items()
+        }
+        logger.info("%s: %s", key, accs)
+    if memory_probe and "tent" in methods:
+        key = next(k for k in keys if k.endswith(f"@{probe_severity}"))
+        images, _ = domain_data(corrupted_sets, key)
+        outputs["memory"] = probe_memory(
+            model,
+            images,
+            batch_size=batch_size,
+            tent_lr=tent_lr,
+            steps=steps,
+            tca_kwargs=tca_step,
+            prepare=prepare,
+            device=device,
+            num_classes=num_classes,
+        )
+        logger.info("peak extra tensor memory on %s: %s", key, outputs["memory"])
+    return outputs
+
+
+def tca_on_all_domains(
+    tta_outputs: dict[str, Any],
+    source_record: dict[str, Any],
+    *,
+    solvers: list[str],
+    plug_into: list[str],
+    filter_k: int,
+    proportions: str,
+    w_iters: int,
+    w_lr: float,
+    eig_eps: float,
+    chunk: int,
+    device: str,
+) -> dict[str, Any]:
+    """LinearTCA (on Source) and LinearTCA+ (on each base method) once per domain, weights untouched."""
+    model = model_from_record(source_record, device)
+    before = state_fingerprint(model)
+    rows: dict[str, Any] = {}
+    for key, outputs in tta_outputs["domains"].items():
+        rows[key] = tca_on_outputs(
+            outputs,
+            tta_outputs["labels"][key],
+            int(tta_outputs["num_classes"]),
+            plug_into=plug_into,
+            solvers=solvers,
+            filter_k=filter_k,
+            proportions=proportions,
+            w_iters=w_iters,
+            w_lr=w_lr,
+            eig_eps=eig_eps,
+            chunk=chunk,
+            device=device,
+            source_classifier=model.classifier,
+        )
+    after = state_fingerprint(model)
+    logger.info("TCA applied to %d domains; weights unchanged: %s", len(rows), before == after)
+    infos = [row["info"] for domain in rows.values() for row in domain.values()]
+    singular = sum(1 for i in infos if i.get("singular_target") or i.get("singular_pseudo_source"))
+    if singular:
+        logger.warning(
+            "%d of %d TCA steps met a singular covariance (e.g. dead ReLU channels or fewer "
+            "pseudo-source rows than dimensions); regularised with shrinkage eig_eps=%g",
+            singular,
+            len(infos),
+            eig_eps,
+        )
+    return {"domains": rows, "fingerprint_before": before, "fingerprint_after": after}
+
+
+def forgetting_record(
+    source_record: dict[str, Any],
+    tca_outputs: dict[str, Any],
+    corrupted_sets: dict[str, Any],
+    source_splits: dict[str, Any],
+    *,
+    enabled: bool,
+    severity: int,
+    batch_size: int,
+    shuffle: bool,
+    tent_lr: float,
+    steps: int,
+    device: str,
+    seed: int,
+) -> dict[str, Any]:
+    """Clean accuracy after LinearTCA (bit-identical weights) vs after continual Tent over all domains."""
+    result: dict[str, Any] = {
+        "weights_unchanged_by_tca": tca_outputs["fingerprint_before"]
+        == tca_outputs["fingerprint_after"],
+        "fingerprint": tca_outputs["fingerprint_after"],
+    }
+    if not enabled or source_splits.get("kind") != "digits":
+        logger.info("forgetting check skipped (disabled or no clean split at paper scale)")
+        return result
+    model = model_from_record(source_record, device)
+    if state_fingerprint(model) != tca_outputs["fingerprint_after"]:
+        raise RuntimeError("the source model differs from the one TCA used")
+    clean = clean_accuracy(model, source_splits["X_test"], source_splits["y_test"])
+    result["clean_acc_source"] = round(clean, 3)
+    result["clean_acc_after_linear_tca"] = round(clean, 3)  # same weights, hence same predictions
+    prepare = make_prepare(source_record)
+    num_classes = int(source_record["num_classes"])
+    tent = Tent(copy.deepcopy(model), lr=tent_lr, steps=steps)
+    keys = [k for k in corrupted_sets["domains"] if k.endswith(f"@{severity}")]
+    stream = {
+        "batch_size": batch_size,
+        "min_last": num_classes,
+        "prepare": prepare,
+        "device": device,
+    }
+    for key in keys:  # continual: no reset between domains
+        images, _ = domain_data(corrupted_sets, key)
+        x = torch.as_tensor(images)
+        run_stream(tent, x, stream_order(len(x), shuffle, seed, key), **stream)
+    # Clean test set through the adapted model in Tent's own inference mode (batch statistics).
+    x = torch.as_tensor(source_splits["X_test"]).unsqueeze(1)
+    with torch.no_grad():
+        out = run_stream(FrozenTent(tent.model), x, np.arange(len(x)), **stream)
+    result["clean_acc_after_continual_tent"] = round(
+        accuracy_of_logits(out.logits, source_splits["y_test"]), 3
+    )
+    result["continual_tent_domains"] = keys
+    logger.info("forgetting: %s", result)
+    return result

@@ -1,4 +1,4 @@
-"""Digits-C: a CIFAR-10-C analogue on scikit-learn's shipped 8x8 handwritten digits.
+"""Digits-C: a CIFAR-10-C analogue on scikit-learn's shipped 8x8 handwritten digits (loaded in data.py).
 
 The digits are upsampled to 16x16 grey images in [0, 1]; twelve of the fifteen CIFAR-10-C corruptions
 (Hendrycks & Dietterich, 2019) are re-implemented at five severities, with their strengths scaled to the
@@ -9,14 +9,14 @@ like the PNG-backed CIFAR-10-C release.
 
 from __future__ import annotations
 
-import importlib.util
 import io
 from collections.abc import Callable
-from pathlib import Path
 
 import numpy as np
 from PIL import Image
 from scipy import ndimage
+
+from paper_pipelines.common.progress import progress
 
 # Canonical order: the index of a corruption in this tuple seeds its random generator, so adding or
 # reordering corruptions in the parameters never changes the images of the others.
@@ -35,47 +35,6 @@ CORRUPTIONS: tuple[str, ...] = (
     "jpeg_compression",
 )
 SEVERITIES: tuple[int, ...] = (1, 2, 3, 4, 5)
-
-
-def _read_digits() -> tuple[np.ndarray, np.ndarray]:
-    """The UCI digits (1797 x 64 pixels in 0..16, labels) from the CSV inside the scikit-learn wheel.
-
-    Read directly because importing sklearn.datasets costs seconds; falls back to ``load_digits``.
-    """
-    spec = importlib.util.find_spec("sklearn")
-    if spec is not None and spec.submodule_search_locations:
-        path = Path(next(iter(spec.submodule_search_locations))) / "datasets/data/digits.csv.gz"
-        if path.is_file():
-            table = np.loadtxt(path, delimiter=",", dtype=np.float32)
-            return table[:, :-1], table[:, -1].astype(np.int64)
-    from sklearn.datasets import load_digits
-
-    digits = load_digits()
-    return digits.data.astype(np.float32), digits.target.astype(np.int64)
-
-
-def load_digits_images(image_size: int = 16) -> tuple[np.ndarray, np.ndarray]:
-    """sklearn's 1797 digits as float32 images (N, image_size, image_size) in [0, 1], bilinear upsampling."""
-    pixels, labels = _read_digits()
-    images = pixels.reshape(-1, 8, 8) / 16.0
-    if image_size != 8:
-        zoom = image_size / 8
-        images = ndimage.zoom(images, (1, zoom, zoom), order=1, mode="nearest")
-    return np.clip(images, 0.0, 1.0).astype(np.float32), labels
-
-
-def stratified_split(
-    labels: np.ndarray, test_frac: float, seed: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """Sorted indices of a stratified train/test split: round(test_frac * n_c) test samples per class."""
-    rng = np.random.default_rng(seed)
-    test = []
-    for c in np.unique(labels):
-        members = rng.permutation(np.flatnonzero(labels == c))
-        test.append(members[: int(round(test_frac * len(members)))])
-    test_idx = np.sort(np.concatenate(test))
-    train_idx = np.setdiff1d(np.arange(len(labels)), test_idx)
-    return train_idx, test_idx
 
 
 def _disk_kernel(radius: float) -> np.ndarray:
@@ -264,6 +223,17 @@ def corrupt(images: np.ndarray, name: str, severity: int, seed: int) -> np.ndarr
     rng = np.random.default_rng([seed, CORRUPTIONS.index(name), severity])
     out = CORRUPTION_FUNCTIONS[name](images.astype(np.float64), severity, rng)
     return to_uint8(out)
+
+
+def make_domains(
+    clean: np.ndarray, corruptions: list[str], severities: list[int], seed: int
+) -> dict[str, np.ndarray]:
+    """Every Digits-C domain of ``clean`` images (N, H, W) in [0, 1]: {``name@severity``: uint8 images}."""
+    return {
+        domain_key(name, severity): corrupt(clean, name, severity, seed)
+        for name in progress(corruptions, desc="tca: Digits-C corruptions")
+        for severity in severities
+    }
 
 
 def domain_key(name: str, severity: int) -> str:

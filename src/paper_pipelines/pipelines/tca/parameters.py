@@ -1,13 +1,33 @@
-"""Parameter blocks of the `tca` pipeline (mirrors conf/base/parameters/tca.yml); validated at node start."""
+"""Parameter blocks of `tca` (conf/*/parameters/tca.yml), one model per top-level block.
+
+Kedro validates each block before any node runs because the node arguments are annotated with these
+models; rules that span blocks live in :func:`check_across_blocks`. Paths a user supplies at paper scale
+(the CIFAR-10-C folder, the ResNet checkpoint) are catalog entries (conf/paper/catalog/tca.yml), not
+parameters.
+"""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, field_validator
 
-from paper_pipelines.common.params import ParamsModel
+from paper_pipelines.common.params import ParamsModel, RuntimeParams, Seed
 from paper_pipelines.pipelines.tca.digits_c import CORRUPTIONS
+
+__all__ = [
+    "DataParams",
+    "EvaluationParams",
+    "LinearTCAParams",
+    "RealDataParams",
+    "RuntimeParams",
+    "Seed",
+    "SourceParams",
+    "TTAParams",
+    "check_across_blocks",
+]
+
+DIGITS_CLASSES = 10
 
 # The fifteen CIFAR-10-C corruptions (paper scale); Digits-C implements twelve of them.
 CIFAR_C_CORRUPTIONS: tuple[str, ...] = (
@@ -27,36 +47,8 @@ CIFAR_C_CORRUPTIONS: tuple[str, ...] = (
     "pixelate",
     "jpeg_compression",
 )
-
-
-class RuntimeParams(ParamsModel):
-    """Device and CPU threads."""
-
-    device: str = "auto"
-    torch_threads: int | None = Field(1, ge=1)
-
-
-class RealDataParams(ParamsModel):
-    """Paper-scale path: a user-supplied CIFAR-10-C directory and a ResNet checkpoint."""
-
-    enabled: bool = False
-    data_dir: str | None = None
-    checkpoint: str | None = None
-    arch: Literal["resnet18", "resnet50"] = "resnet50"
-    num_classes: int = Field(10, ge=2)
-    input_size: int = Field(224, ge=8)
-    mean: list[float] = [0.5, 0.5, 0.5]
-    std: list[float] = [0.5, 0.5, 0.5]
-    max_per_domain: int | None = Field(None, ge=1)
-
-    @model_validator(mode="after")
-    def _paths_when_enabled(self) -> RealDataParams:
-        if self.enabled and (not self.data_dir or not self.checkpoint):
-            raise ValueError(
-                "real_data.enabled=true needs real_data.data_dir (CIFAR-10-C folder) and "
-                "real_data.checkpoint (ResNet state dict)"
-            )
-        return self
+Corruption = Literal[CIFAR_C_CORRUPTIONS]  # type: ignore[valid-type]
+Severity = Literal[1, 2, 3, 4, 5]
 
 
 class DataParams(ParamsModel):
@@ -64,46 +56,28 @@ class DataParams(ParamsModel):
 
     image_size: int = Field(16, ge=8, le=64)
     test_frac: float = Field(0.45, gt=0.0, lt=1.0)
-    corruptions: list[str] = Field(default_factory=lambda: list(CORRUPTIONS), min_length=1)
-    severities: list[int] = Field(default_factory=lambda: [3, 5], min_length=1)
-    metric_severity: int = 3
+    corruptions: list[Corruption] = Field(default_factory=lambda: list(CORRUPTIONS), min_length=1)
+    severities: list[Severity] = Field(default_factory=lambda: [3, 5], min_length=1)
 
-    @field_validator("corruptions")
+    @field_validator("corruptions", "severities")
     @classmethod
-    def _known_corruptions(cls, value: list[str]) -> list[str]:
-        unknown = [c for c in value if c not in CIFAR_C_CORRUPTIONS]
-        if unknown:
-            raise ValueError(
-                f"unknown corruption(s) {unknown}; allowed: {', '.join(CIFAR_C_CORRUPTIONS)} "
-                f"(Digits-C generates: {', '.join(CORRUPTIONS)})"
-            )
+    def _distinct(cls, value: list) -> list:
         if len(set(value)) != len(value):
-            raise ValueError(f"corruptions must be distinct, got {value}")
+            raise ValueError(f"values must be distinct, got {value}")
         return value
 
-    @field_validator("severities")
-    @classmethod
-    def _known_severities(cls, value: list[int]) -> list[int]:
-        if any(s not in (1, 2, 3, 4, 5) for s in value) or len(set(value)) != len(value):
-            raise ValueError(f"severities must be distinct values in 1..5, got {value}")
-        return value
 
-    @model_validator(mode="after")
-    def _metric_severity_present(self) -> DataParams:
-        if self.metric_severity not in self.severities:
-            raise ValueError(
-                f"metric_severity={self.metric_severity} must be one of severities {self.severities}"
-            )
-        return self
+class RealDataParams(ParamsModel):
+    """Paper scale: CIFAR-10-C and a ResNet checkpoint, both catalog inputs (tca.cifar_c_folder,
+    tca.source_checkpoint in conf/paper/catalog/tca.yml)."""
 
-    def check_digits(self) -> None:
-        """Digits-C has twelve corruptions; the other three exist only at paper scale."""
-        missing = [c for c in self.corruptions if c not in CORRUPTIONS]
-        if missing:
-            raise ValueError(
-                f"parameter tca.data.corruptions = {self.corruptions!r} contains {missing}, which "
-                f"Digits-C does not generate; allowed: {', '.join(CORRUPTIONS)}"
-            )
+    enabled: bool = False
+    arch: Literal["resnet18", "resnet50"] = "resnet50"
+    num_classes: int = Field(10, ge=2)
+    input_size: int = Field(224, ge=8)
+    mean: list[float] = [0.5, 0.5, 0.5]
+    std: list[float] = [0.5, 0.5, 0.5]
+    max_per_domain: int | None = Field(None, ge=1)
 
 
 class SourceParams(ParamsModel):
@@ -121,8 +95,8 @@ class SourceParams(ParamsModel):
 class TTAParams(ParamsModel):
     """The test-time adaptation baselines and their stream."""
 
-    methods: list[Literal["source", "bn", "tent", "t3a"]] = ["source", "bn", "tent", "t3a"]
     batch_size: int = Field(64, ge=1)
+    methods: list[Literal["source", "bn", "tent", "t3a"]] = ["source", "bn", "tent", "t3a"]
     shuffle: bool = True
     tent_lr: float = Field(1e-3, gt=0)
     steps: int = Field(1, ge=1)
@@ -160,7 +134,46 @@ class LinearTCAParams(ParamsModel):
         return value
 
 
-class ForgettingParams(ParamsModel):
-    """Clean accuracy after continual Tent vs after LinearTCA."""
+class EvaluationParams(ParamsModel):
+    """What the metrics contract reports, and the forgetting check."""
 
-    enabled: bool = True
+    # The metrics contract averages over corruptions at this severity.
+    metric_severity: Severity = 3
+    # Clean accuracy after continual Tent vs after LinearTCA (needs the clean digits split).
+    forgetting: bool = True
+
+
+def check_across_blocks(blocks: dict[str, Any]) -> None:
+    """Rules that span blocks; the project context calls this before any node runs."""
+    data, real, tta, evaluation = (
+        blocks.get(k) for k in ("data", "real_data", "tta", "evaluation")
+    )
+    errors = []
+    enabled = real is not None and real.enabled
+    if data is not None and not enabled:
+        missing = [c for c in data.corruptions if c not in CORRUPTIONS]
+        if missing:
+            errors.append(
+                f"parameter tca.data.corruptions = {list(data.corruptions)!r} contains {missing}, "
+                f"which Digits-C does not generate (tca.real_data.enabled is false); allowed: "
+                f"{', '.join(CORRUPTIONS)}"
+            )
+    if tta is not None:
+        classes = real.num_classes if enabled else DIGITS_CLASSES
+        if tta.batch_size < classes:
+            errors.append(
+                f"parameter tca.tta.batch_size = {tta.batch_size} is smaller than the number of "
+                f"classes ({classes}): BN/Tent batch statistics and T3A supports would come from "
+                f"fewer samples than classes; use a batch size >= {classes}"
+            )
+    if (
+        data is not None
+        and evaluation is not None
+        and evaluation.metric_severity not in data.severities
+    ):
+        errors.append(
+            f"parameter tca.evaluation.metric_severity = {evaluation.metric_severity} must be "
+            f"one of tca.data.severities = {list(data.severities)}"
+        )
+    if errors:
+        raise ValueError("; ".join(errors))

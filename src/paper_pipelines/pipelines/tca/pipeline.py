@@ -1,4 +1,4 @@
-"""The `tca` pipeline: Digits-C (or CIFAR-10-C) -> source model -> TTA streams -> LinearTCA(+) -> report."""
+"""tca: digits (or CIFAR-10-C) -> Digits-C domains -> source model, TTA streams, LinearTCA(+) -> report."""
 
 from kedro.pipeline import Node, Pipeline
 
@@ -6,34 +6,28 @@ from paper_pipelines.pipelines.tca import nodes
 
 
 def create_pipeline(**kwargs) -> Pipeline:
-    """Ingest -> preprocess -> train/adapt (method and baselines) -> evaluate, in namespace `tca`."""
     return Pipeline(
         [
+            # ingest
             Node(
                 nodes.load_source_data,
-                [
-                    "params:data",
-                    "params:real_data",
-                    "params:source",
-                    "params:tta",
-                    "params:linear_tca",
-                    "params:forgetting",
-                    "params:runtime",
-                    "params:seed",
-                ],
+                ["cifar_c_folder", "params:data", "params:real_data", "params:seed"],
                 "source_splits_pickle",
                 name="load_source_data",
             ),
+            # preprocess
             Node(
                 nodes.make_corrupted_sets,
-                ["source_splits_pickle", "params:data", "params:real_data", "params:seed"],
+                ["source_splits_pickle", "params:data", "params:seed"],
                 "corrupted_sets_pickle",
                 name="make_corrupted_sets",
             ),
+            # train: the source model, the TTA baselines over each domain's stream, then LinearTCA(+)
             Node(
                 nodes.train_source_model,
                 [
                     "source_splits_pickle",
+                    "source_checkpoint",
                     "params:source",
                     "params:real_data",
                     "params:runtime",
@@ -49,7 +43,7 @@ def create_pipeline(**kwargs) -> Pipeline:
                     "corrupted_sets_pickle",
                     "params:tta",
                     "params:linear_tca",
-                    "params:data",
+                    "params:evaluation",
                     "params:runtime",
                     "params:seed",
                 ],
@@ -62,6 +56,7 @@ def create_pipeline(**kwargs) -> Pipeline:
                 "tca_outputs",
                 name="apply_linear_tca",
             ),
+            # evaluate
             Node(
                 nodes.forgetting_check,
                 [
@@ -70,8 +65,7 @@ def create_pipeline(**kwargs) -> Pipeline:
                     "corrupted_sets_pickle",
                     "source_splits_pickle",
                     "params:tta",
-                    "params:data",
-                    "params:forgetting",
+                    "params:evaluation",
                     "params:runtime",
                     "params:seed",
                 ],
@@ -80,24 +74,39 @@ def create_pipeline(**kwargs) -> Pipeline:
             ),
             Node(
                 nodes.build_tables,
-                ["tta_outputs", "tca_outputs", "params:linear_tca", "params:data"],
+                ["tta_outputs", "tca_outputs", "params:linear_tca", "params:evaluation"],
                 ["accuracy_table", "cost_table"],
                 name="build_tables",
             ),
             Node(
-                nodes.report,
+                nodes.build_metrics,
                 [
                     "accuracy_table",
                     "cost_table",
                     "forgetting_json",
                     "source_training_json",
-                    "params:data",
-                    "params:linear_tca",
                     "tta_outputs",
+                    "params:linear_tca",
+                    "params:evaluation",
                 ],
-                ["metrics", "results", "accuracy_plot", "severity_plot", "cost_plot"],
-                name="report",
+                "metrics",
+                name="build_metrics",
             ),
+            Node(nodes.check_claims, "metrics", "claims", name="check_claims"),
+            Node(
+                nodes.build_results,
+                ["accuracy_table", "cost_table", "params:evaluation"],
+                "results",
+                name="build_results",
+            ),
+            Node(
+                nodes.plot_accuracy,
+                ["accuracy_table", "params:evaluation"],
+                "accuracy_plot",
+                name="plot_accuracy",
+            ),
+            Node(nodes.plot_severity, "accuracy_table", "severity_plot", name="plot_severity"),
+            Node(nodes.plot_cost, "cost_table", "cost_plot", name="plot_cost"),
         ],
         namespace="tca",
     )

@@ -15,6 +15,8 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from paper_pipelines.pipelines.tca.metrics import accuracy_of_logits
+
 logger = logging.getLogger(__name__)
 
 
@@ -268,3 +270,81 @@ def accuracy(
         pred = model(normalise(x_all[i : i + batch_size])).argmax(1)
         correct += int((pred == torch.as_tensor(labels[i : i + batch_size])).sum())
     return correct / len(x_all)
+
+
+@torch.no_grad()
+def clean_accuracy(model: nn.Module, images: np.ndarray, labels: np.ndarray) -> float:
+    """Top-1 accuracy (%) on clean images in one batch, eval mode (the source model's test accuracy)."""
+    model.eval()
+    logits = model(normalise(to_float_images(images)))
+    return accuracy_of_logits(logits, labels)
+
+
+def train_digits_model(
+    splits: dict[str, Any],
+    *,
+    arch: str,
+    width: int,
+    epochs: int,
+    lr: float,
+    weight_decay: float,
+    batch_size: int,
+    shift_px: int,
+    seed: int,
+    num_classes: int = 10,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The Digits-C source CNN trained on the source split: (model record, training log)."""
+    model = SmallCNN(in_channels=1, width=width, num_classes=num_classes)
+    log = train_source(
+        model,
+        splits["X_train"],
+        splits["y_train"],
+        epochs=epochs,
+        lr=lr,
+        weight_decay=weight_decay,
+        batch_size=batch_size,
+        shift_px=shift_px,
+        seed=seed,
+    )
+    log["clean_test_accuracy"] = clean_accuracy(model, splits["X_test"], splits["y_test"])
+    logger.info("source model: clean test accuracy %.2f%%", log["clean_test_accuracy"])
+    record = {
+        "arch": arch,
+        "num_classes": num_classes,
+        "width": width,
+        "in_channels": 1,
+        "input_size": None,
+        "mean": [0.5],
+        "std": [0.5],
+        "state_dict": model.state_dict(),
+    }
+    return record, log
+
+
+def record_from_checkpoint(
+    state: dict[str, Any],
+    *,
+    arch: str,
+    num_classes: int,
+    input_size: int,
+    mean: list[float],
+    std: list[float],
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A user's ResNet state dict (torchvision or official-TCA names) as a model record, and a log."""
+    model = build_model(arch, num_classes)
+    missing, unexpected = model.load_state_dict(map_checkpoint_keys(state), strict=False)
+    if missing:
+        raise ValueError(
+            f"the checkpoint in tca.source_checkpoint does not fit tca.real_data.arch = {arch!r}: "
+            f"missing keys {missing[:5]}...; set arch to the checkpoint's network"
+        )
+    record = {
+        "arch": arch,
+        "num_classes": num_classes,
+        "in_channels": 3,
+        "input_size": input_size,
+        "mean": list(mean),
+        "std": list(std),
+        "state_dict": model.state_dict(),
+    }
+    return record, {"checkpoint": "tca.source_checkpoint", "unexpected_keys": list(unexpected)}

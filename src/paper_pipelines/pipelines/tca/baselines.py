@@ -1,4 +1,4 @@
-"""Test-time adaptation baselines that LinearTCA+ plugs into: Source, BN, Tent, T3A.
+"""Test-time adaptation baselines that LinearTCA+ plugs into: Source, BN, Tent, T3A, and their stream.
 
 Each method consumes a target domain as a stream of (shuffled) batches and returns, for every sample,
 the embedding z and the logits *as the method produced them online* (for Tent: computed before that
@@ -177,6 +177,17 @@ class T3A:
         self._select_supports()
         weights = F.normalize(self.supports, dim=1).T @ self.labels
         return z, z @ F.normalize(weights, dim=0)
+
+
+class FrozenTent:
+    """Forward of a Tent-adapted model without further updates (the forgetting check's probe)."""
+
+    def __init__(self, model: FeaturizerClassifier) -> None:
+        self.model = model
+
+    def __call__(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        z = self.model.featurizer(x)
+        return z, self.model.classifier(z)
 
 
 def make_method(

@@ -5,15 +5,15 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from paper_pipelines.pipelines.tca.adaptation import state_fingerprint
-from paper_pipelines.pipelines.tca.source_model import ResNet, SmallCNN, map_checkpoint_keys
-from paper_pipelines.pipelines.tca.tta_methods import (
+from paper_pipelines.pipelines.tca.baselines import (
     T3A,
     batch_slices,
     configure_tent,
     make_method,
     run_stream,
 )
+from paper_pipelines.pipelines.tca.metrics import state_fingerprint
+from paper_pipelines.pipelines.tca.source_model import ResNet, SmallCNN, map_checkpoint_keys
 
 
 def _model(seed: int = 0) -> SmallCNN:
