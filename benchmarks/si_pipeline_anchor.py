@@ -57,8 +57,8 @@ def anchor_python(venv: Path = DEFAULT_VENV) -> Path | None:
 def run_ours(dags, ns, datasets, p, sigma, seed, out_dir: Path) -> list[dict]:
     """Draw null datasets, save them as .npz for the anchor, and test one selected feature each."""
     from paper_pipelines.pipelines.si_pipeline.dags import namespaced
+    from paper_pipelines.pipelines.si_pipeline.data import synthetic_data
     from paper_pipelines.pipelines.si_pipeline.engine import DagSelectiveTest
-    from paper_pipelines.pipelines.si_pipeline.experiments import synthetic_data
 
     rows = []
     for dag in dags:

@@ -60,8 +60,8 @@ def run_ours(args, out_dir: Path) -> list[dict]:
         expand_candidates,
     )
     from paper_pipelines.pipelines.si_pipeline.dags import DAGS, namespaced
+    from paper_pipelines.pipelines.si_pipeline.data import synthetic_data
     from paper_pipelines.pipelines.si_pipeline.engine import DagSelectiveTest
-    from paper_pipelines.pipelines.si_pipeline.experiments import synthetic_data
 
     engines = {d: DagSelectiveTest(namespaced(d)) for d in DAGS}
     grid = GRIDS[args.grid]

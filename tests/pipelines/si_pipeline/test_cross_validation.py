@@ -10,8 +10,8 @@ from paper_pipelines.pipelines.si_pipeline.cross_validation import (
     fold_quadratic,
 )
 from paper_pipelines.pipelines.si_pipeline.dags import DAGS, namespaced
+from paper_pipelines.pipelines.si_pipeline.data import synthetic_data
 from paper_pipelines.pipelines.si_pipeline.engine import DagSelectiveTest, feature_line
-from paper_pipelines.pipelines.si_pipeline.experiments import synthetic_data
 from paper_pipelines.pipelines.si_pipeline.intervals import intersection, length
 
 from .test_engine import PARAMS

@@ -8,8 +8,8 @@ from kedro.runner import SequentialRunner
 
 from paper_pipelines.pipelines.si_pipeline import components as c
 from paper_pipelines.pipelines.si_pipeline.dags import namespaced, op1
+from paper_pipelines.pipelines.si_pipeline.data import synthetic_data
 from paper_pipelines.pipelines.si_pipeline.engine import DagError, DagSelectiveTest
-from paper_pipelines.pipelines.si_pipeline.experiments import synthetic_data
 
 PARAMS = {
     "op1": {

@@ -10,6 +10,7 @@ from __future__ import annotations
 from kedro.pipeline import Node, Pipeline
 
 from . import components as c
+from .engine import DagSelectiveTest
 
 FS_INPUTS = {"X", "y_raw"}
 
@@ -96,3 +97,13 @@ def namespaced(dag: str, outer: str | None = "si_pipeline") -> Pipeline:
     """The DAG as a modular pipeline ``<outer>.<dag>`` reading the shared inputs X and y_raw."""
     inner = Pipeline([DAGS[dag]()], namespace=dag, inputs=FS_INPUTS)
     return Pipeline([inner], namespace=outer) if outer else inner
+
+
+def selective_tests(pipelines: dict[str, Pipeline] | None = None) -> dict[str, DagSelectiveTest]:
+    """The selective test of every declared DAG, derived from its Kedro pipeline.
+
+    ``pipelines`` are the namespaced DAGs Kedro runs (built here when not given), so the test always
+    reads the very Pipeline objects that are run and drawn.
+    """
+    pipelines = pipelines or {name: namespaced(name) for name in DAGS}
+    return {name: DagSelectiveTest(pipe) for name, pipe in pipelines.items()}

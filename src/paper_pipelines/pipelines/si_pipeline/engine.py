@@ -372,3 +372,24 @@ class DagSelectiveTest:
             "nodes": nodes,
             "edges": edges,
         }
+
+
+@dataclass(frozen=True)
+class DeclaredPipeline:
+    """A declared DAG with its hyperparameters: the feature-selection pipeline P that is tested."""
+
+    name: str
+    engine: DagSelectiveTest
+    params: dict
+
+    def run(self, X: np.ndarray, y_raw: np.ndarray) -> State:
+        """P's (M, O) on the observed data."""
+        return self.engine.run(X, y_raw, self.params)
+
+    def test(self, X: np.ndarray, y_raw: np.ndarray, **kwargs: Any) -> list[FeatureTest]:
+        """Selective tests of P's selected features (keywords as :meth:`DagSelectiveTest.test`)."""
+        return self.engine.test(X, y_raw, self.params, **kwargs)
+
+    def describe(self) -> dict[str, Any]:
+        """JSON-able description of P (nodes, components, hyperparameters, edges)."""
+        return self.engine.describe(self.params)

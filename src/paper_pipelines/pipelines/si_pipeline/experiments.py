@@ -1,6 +1,8 @@
-"""Synthetic and real-data experiments of Sec. 6: null calibration, power and the real-data table.
+"""Experiments of Sec. 6: replicated selective tests for the null calibration, the power and the real data,
+for fixed declared pipelines and for the pipeline chosen by cross-validation inside the test.
 
-Everything is plain numpy on top of :class:`DagSelectiveTest`; the Kedro nodes only unpack parameters.
+Everything is plain numpy on top of :class:`DagSelectiveTest` / :class:`CvSelectiveTest`; the Kedro
+nodes only pass the typed parameter blocks and the seeds derived from ``si_pipeline.seed``.
 """
 
 from __future__ import annotations
@@ -10,62 +12,100 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
-from .engine import DagSelectiveTest
+from paper_pipelines.common.progress import progress
+
+from .cross_validation import CvSelectiveTest, expand_candidates
+from .data import Draw, diabetes_subsamples, synthetic_draw
+from .engine import DagSelectiveTest, DeclaredPipeline
 from .lasso_polyhedron import LassoEventError
 from .line_search import SearchError
+from .metrics import rejection_summary
+from .parameters import CalibrationParams, CvParams, InferenceParams, PowerParams, RealParams
 
 logger = logging.getLogger(__name__)
 
 
-def synthetic_data(
-    rng: np.random.Generator,
-    n: int,
-    p: int,
-    delta: float = 0.0,
-    n_true: int = 3,
-    missing_rate: float = 0.03,
-    n_outliers: int = 0,
-    outlier_shift: float = 0.0,
-) -> tuple[np.ndarray, np.ndarray, dict[str, list[int]]]:
-    """Sec. 6.1: X ~ N(0, I), y = X beta + eps with beta_{1:3} = delta, Binomial(n, rate) y's set NaN.
+def demo_tests(
+    pipeline: DeclaredPipeline,
+    X: np.ndarray,
+    y_raw: np.ndarray,
+    kedro_state: dict,
+    inf: InferenceParams,
+) -> list[dict[str, Any]]:
+    """Parametric, OC and naive p-values of every feature the declared pipeline selects on the data.
 
-    Optionally ``n_outliers`` rows get y += ``outlier_shift`` (the demo data; not in the null runs).
+    ``kedro_state`` is the (M, O) the Kedro run of the DAG computed; the engine must agree with it.
     """
-    X = rng.normal(size=(n, p))
-    beta = np.zeros(p)
-    beta[: min(n_true, p)] = delta
-    y = X @ beta + rng.normal(size=n)
-    outliers = rng.choice(n, n_outliers, replace=False) if n_outliers else np.array([], int)
-    y[outliers] += outlier_shift
-    n_missing = rng.binomial(n, missing_rate) if missing_rate > 0 else 0
-    y[rng.choice(n, n_missing, replace=False)] = np.nan
-    truth = {
-        "support": [int(i) for i in np.flatnonzero(beta)],
-        "outliers": sorted(int(i) for i in outliers),
+    if pipeline.run(X, y_raw) != kedro_state:
+        raise RuntimeError(
+            f"DAG {pipeline.name}: the engine's (M, O) differs from the Kedro run's {kedro_state}"
+        )
+    par = pipeline.test(X, y_raw, sigma=inf.sigma, **inf.search())
+    oc = pipeline.test(X, y_raw, sigma=inf.sigma, mode="over_conditioning")
+    return [
+        {
+            "dag": pipeline.name,
+            **a.as_row(),
+            "p_oc": b.result.p_value,
+            "cpu_seconds_oc": b.cpu_seconds,
+            "outliers": str(kedro_state["outliers"]),
+        }
+        for a, b in zip(par, oc, strict=True)
+    ]
+
+
+def cv_test(pipelines: dict[str, DeclaredPipeline], cv: CvParams, seed: int) -> CvSelectiveTest:
+    """The selective test of the pipeline chosen by K-fold CV among the candidates of ``cv`` (Sec. 5)."""
+    engines = {name: p.engine for name, p in pipelines.items()}
+    base = {name: p.params for name, p in pipelines.items()}
+    return CvSelectiveTest(
+        expand_candidates(engines, cv.candidate_grids(), base),
+        folds=cv.folds,
+        seed=seed,
+        max_candidates=cv.max_candidates,
+        condition_on=cv.condition_on,
+    )
+
+
+def cv_demo(
+    test: CvSelectiveTest, X: np.ndarray, y_raw: np.ndarray, cv: CvParams, inf: InferenceParams
+) -> tuple[pd.DataFrame, dict]:
+    """The pipeline CV chooses on the demo data, its CV errors, and its selective tests.
+
+    The p-values condition on the CV choice as well as on the winner's (M, O) (Sec. 5).
+    """
+    choice = test.tune(X, y_raw)
+    winner = test.candidates[choice.winner]
+    par = test.test(X, y_raw, sigma=inf.sigma, **inf.search())
+    oc = test.test(X, y_raw, sigma=inf.sigma, mode="over_conditioning")
+    rows = [
+        {
+            "candidate": winner.name,
+            **a.as_row(),
+            "p_oc": b.result.p_value,
+            "cpu_seconds_oc": b.cpu_seconds,
+        }
+        for a, b in zip(par, oc, strict=True)
+    ]
+    logger.info(
+        "CV chose %s among %d candidates: M=%s, |O|=%d",
+        winner.name,
+        len(choice.errors),
+        choice.model["features"],
+        len(choice.model["outliers"]),
+    )
+    report = {
+        "enabled": True,
+        "folds": cv.folds,
+        "seed": test.seed,
+        "condition_on": cv.condition_on,
+        "candidates": [{"name": c.name, "dag": c.dag, "params": c.params} for c in test.candidates],
+        "cv_error": {test.candidates[k].name: v for k, v in choice.errors.items()},
+        "chosen": winner.name,
+        "selection": {k: choice.model[k] for k in ("features", "outliers", "imputation")},
     }
-    return X, y, truth
-
-
-def diabetes_standardised(jitter_seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """The diabetes data preprocessed like the paper's real data (Sec. 6.4 / repo notebook).
-
-    Standardise X; add N(0, 0.1^2) jitter to columns with fewer than 0.3 n distinct values (``sex``);
-    centre y and divide it by the full-data OLS residual SD (ddof = p), so sigma = 1 is the plug-in.
-    """
-    from sklearn.datasets import load_diabetes
-
-    X, y = load_diabetes(return_X_y=True)
-    X = (X - X.mean(0)) / X.std(0)
-    rng = np.random.default_rng(jitter_seed)
-    for j in range(X.shape[1]):
-        if len(np.unique(X[:, j])) < 0.3 * X.shape[0]:
-            X[:, j] = X[:, j] + rng.normal(scale=0.1, size=X.shape[0])
-    y = y - y.mean()
-    coef, *_ = np.linalg.lstsq(X, y, rcond=None)
-    y = y / np.std(y - X @ coef, ddof=X.shape[1])
-    return X, y
+    return pd.DataFrame(rows), report
 
 
 def one_test(
@@ -113,49 +153,217 @@ def replicate_tests(
     Datasets with an empty selection are redrawn (the paper tests only when something is selected);
     with ``require_true`` (power runs) only datasets whose drawn feature is truly active count.
     Failed tests are counted and logged, never silently dropped; returns (rows, n_failures).
+    Dataset ``attempt`` is drawn from ``default_rng([seed, attempt])``, so a run is reproducible.
     """
     rows, failures, attempt = [], 0, 0
-    while len(rows) < replications:
-        if attempt >= max_attempts_factor * replications:
+    budget = max_attempts_factor * replications
+    for _ in progress(range(replications), desc=label, logger=logger):
+        row = None
+        while row is None and attempt < budget:
+            rng = np.random.default_rng([seed, attempt])
+            attempt += 1
+            X, y, truth = draw(rng)
+            state = engine.run(X, y, params)
+            if not state["features"]:
+                continue
+            position = int(rng.integers(len(state["features"])))
+            if require_true and state["features"][position] not in truth["support"]:
+                continue
+            try:
+                row = one_test(engine, X, y, params, position, sigma, search)
+            except (SearchError, LassoEventError, np.linalg.LinAlgError) as exc:
+                failures += 1
+                logger.warning("%s: test failed on attempt %d: %s", label, attempt, exc)
+        if row is None:
             logger.warning("%s: stopped after %d attempts with %d tests", label, attempt, len(rows))
             break
-        rng = np.random.default_rng([seed, attempt])
-        attempt += 1
-        X, y, truth = draw(rng)
-        state = engine.run(X, y, params)
-        if not state["features"]:
-            continue
-        position = int(rng.integers(len(state["features"])))
-        if require_true and state["features"][position] not in truth["support"]:
-            continue
-        try:
-            row = one_test(engine, X, y, params, position, sigma, search)
-        except (SearchError, LassoEventError, np.linalg.LinAlgError) as exc:
-            failures += 1
-            logger.warning("%s: test failed on attempt %d: %s", label, attempt, exc)
-            continue
         row.update(
             {"replicate": len(rows), "attempt": attempt - 1, "n_outliers": len(state["outliers"])}
         )
         rows.append(row)
-        if len(rows) % max(1, replications // 5) == 0:
-            logger.info("%s: %d/%d tests done", label, len(rows), replications)
     return pd.DataFrame(rows), failures
 
 
-def rejection_summary(table: pd.DataFrame, alpha: float) -> dict[str, float]:
-    """Rejection rates at alpha (FPR under the null, power otherwise) and a KS test of uniformity."""
-    if table.empty:
-        return {"n_tests": 0}
-    out = {
-        "n_tests": int(len(table)),
-        "parametric": float(np.mean(table["p_parametric"] <= alpha)),
-        "oc": float(np.mean(table["p_oc"] <= alpha)),
-        "naive": float(np.mean(table["p_naive"] <= alpha)),
-        "mean_cpu_seconds_parametric": float(table["cpu_seconds"].mean()),
-        "mean_cpu_seconds_oc": float(table["cpu_seconds_oc"].mean()),
-        "mean_search_count": float(table["search_count"].mean()),
+def exactness(
+    pipeline: DeclaredPipeline, draw: Draw, datasets: int, seed: int, inf: InferenceParams
+) -> dict:
+    """Acceptance check 3: precision-mode p vs exhaustive-mode p on the first null datasets."""
+    engine, params = pipeline.engine, pipeline.params
+    diffs, inside, seen, attempt = [], [], 0, 0
+    while seen < datasets and attempt < 20 * max(1, datasets):
+        rng = np.random.default_rng([seed, attempt])
+        attempt += 1
+        X, y, _ = draw(rng)
+        if not engine.run(X, y, params)["features"]:
+            continue
+        sigma = inf.sigma
+        a = engine.test(X, y, params, sigma=sigma, features=[0], **inf.search())[0].result
+        ex = {**inf.search(), "termination": "exhaustive"}
+        b = engine.test(X, y, params, sigma=sigma, features=[0], **ex)[0].result
+        diffs.append(abs(a.p_value - b.p_value))
+        inside.append(a.inf_p - 1e-12 <= b.p_value <= a.sup_p + 1e-12)
+        seen += 1
+    return {
+        "datasets": seen,
+        "max_abs_diff_precision_vs_exhaustive": float(max(diffs)) if diffs else None,
+        "exhaustive_within_bounds": bool(all(inside)),
     }
-    for col, key in (("p_parametric", "ks_parametric"), ("p_oc", "ks_oc"), ("p_naive", "ks_naive")):
-        out[key] = float(stats.kstest(table[col], "uniform").pvalue)
-    return out
+
+
+def null_calibration(
+    pipelines: dict[str, DeclaredPipeline],
+    cal: CalibrationParams,
+    inf: InferenceParams,
+    seed: int,
+) -> tuple[pd.DataFrame, dict]:
+    """Null calibration (beta = 0): FPR of parametric / OC / naive p-values, KS uniformity, exactness."""
+    draw = synthetic_draw(cal.n, cal.p, cal.missing_rate)
+    tables, report = [], {"alpha": inf.alpha, "variants": {}, "failures": {}}
+    runs = [(v, inf.sigma if inf.sigma else None, "known", cal.replications) for v in cal.variants]
+    runs += [
+        (v, None, "estimated", cal.estimated_sigma_replications)
+        for v in cal.estimated_sigma_variants
+    ]
+    for variant, sigma, sigma_mode, reps in runs:
+        if reps == 0:
+            continue
+        label = f"null {variant} sigma={sigma_mode}"
+        pipe = pipelines[variant]
+        table, failures = replicate_tests(
+            pipe.engine, pipe.params, draw, reps, seed, sigma, inf.search(), label
+        )
+        table["dag"], table["sigma_mode"] = variant, sigma_mode
+        tables.append(table)
+        report["variants"][f"{variant}/{sigma_mode}"] = rejection_summary(table, inf.alpha)
+        report["failures"][f"{variant}/{sigma_mode}"] = failures
+    report["exactness"] = exactness(
+        pipelines[cal.variants[0]], draw, cal.exactness_datasets, seed, inf
+    )
+    return pd.concat(tables, ignore_index=True), report
+
+
+def power_table(
+    pipelines: dict[str, DeclaredPipeline], pw: PowerParams, inf: InferenceParams, seed: int
+) -> pd.DataFrame:
+    """Power: rejection rate among tests of truly active features, per DAG and delta."""
+    rows = []
+    for variant in pw.variants:
+        pipe = pipelines[variant]
+        for delta in pw.deltas:
+            table, failures = replicate_tests(
+                pipe.engine,
+                pipe.params,
+                synthetic_draw(pw.n, pw.p, pw.missing_rate, delta),
+                pw.replications,
+                seed,
+                inf.sigma,
+                inf.search(),
+                f"power {variant} delta={delta}",
+                require_true=True,
+            )
+            rows.append(
+                {
+                    "dag": variant,
+                    "delta": delta,
+                    **rejection_summary(table, inf.alpha),
+                    "failures": failures,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def real_table(
+    pipelines: dict[str, DeclaredPipeline],
+    real: RealParams,
+    inf: InferenceParams,
+    seed: int,
+    jitter_seed: int,
+) -> pd.DataFrame:
+    """Real data: rejection rates of parametric vs OC on random diabetes subsamples (sigma = 1 plug-in)."""
+    draw = diabetes_subsamples(real.n, real.missing_rate, jitter_seed)
+    out = []
+    for variant in real.variants:
+        pipe = pipelines[variant]
+        table, failures = replicate_tests(
+            pipe.engine,
+            pipe.params,
+            draw,
+            real.replications,
+            seed,
+            1.0,
+            inf.search(),
+            f"real {real.dataset} {variant}",
+        )
+        out.append(
+            {
+                "dataset": real.dataset,
+                "n": real.n,
+                "dag": variant,
+                **rejection_summary(table, inf.alpha),
+                "failures": failures,
+            }
+        )
+    return pd.DataFrame(out)
+
+
+def cv_replications(
+    cv_test: CvSelectiveTest,
+    cv: CvParams,
+    cal: CalibrationParams,
+    pw: PowerParams,
+    real: RealParams,
+    inf: InferenceParams,
+    seeds: dict[str, int],
+) -> tuple[pd.DataFrame, dict]:
+    """Null calibration, power and real-data rejection of the CV-chosen pipeline (tests with CV inside).
+
+    Same data generators, sizes and seeds (``seeds[experiment]``) as the fixed-DAG experiments; one
+    selected feature per dataset; ``seeds["jitter"]`` is the diabetes jitter.
+    """
+    runs = [
+        (
+            "null",
+            synthetic_draw(cal.n, cal.p, cal.missing_rate),
+            cv.null_replications,
+            inf.sigma,
+            False,
+        ),
+        (
+            "power",
+            synthetic_draw(pw.n, pw.p, pw.missing_rate, cv.power_delta),
+            cv.power_replications,
+            inf.sigma,
+            True,
+        ),
+        (
+            "real",
+            diabetes_subsamples(real.n, real.missing_rate, seeds["jitter"]),
+            cv.real_replications,
+            1.0,
+            False,
+        ),
+    ]
+    tables, report = (
+        [],
+        {"enabled": True, "n_candidates": len(cv_test.candidates), "alpha": inf.alpha},
+    )
+    for name, draw, reps, sigma, require_true in runs:
+        if reps == 0:
+            report[name] = {"n_tests": 0}
+            continue
+        table, failures = replicate_tests(
+            cv_test,
+            {},
+            draw,
+            reps,
+            seeds[name],
+            sigma,
+            inf.search(),
+            f"cv {name}",
+            require_true=require_true,
+        )
+        table["experiment"] = name
+        tables.append(table)
+        report[name] = {**rejection_summary(table, inf.alpha), "failures": failures}
+    report["power"]["delta"] = cv.power_delta
+    return pd.concat(tables, ignore_index=True) if tables else pd.DataFrame(), report
