@@ -20,8 +20,9 @@ import time
 
 from threadpoolctl import threadpool_limits
 
+from paper_pipelines.pipelines.core_kernel.metrics import extrapolate_full_seconds
 from paper_pipelines.pipelines.core_kernel.parameters import CoreParams, MKCParams, ScalingParams
-from paper_pipelines.pipelines.core_kernel.study import extrapolate_full_seconds, scaling_study
+from paper_pipelines.pipelines.core_kernel.study import scaling_study
 
 
 def main() -> None:
@@ -34,14 +35,13 @@ def main() -> None:
     parser.add_argument("--algorithms", nargs="+", default=["mkkm", "simplemkkm", "latefusion"])
     parser.add_argument("--dtype", default="float32", choices=["float32", "float64"])
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--seed", type=int, default=0, help="the paper's seed (core_kernel.seed)")
     parser.add_argument("--json", default=None, help="also write the table to this JSON file")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
 
     mkc = MKCParams(algorithms=args.algorithms)
-    core = CoreParams(
-        default_s=args.s, sizes_projection=[args.s], sizes_sampling=[args.s], seeds=[0]
-    )
+    core = CoreParams(default_s=args.s, sizes_projection=[args.s], sizes_sampling=[args.s], draws=1)
     scaling = ScalingParams(
         sizes=args.sizes,
         full_max_n=args.full_max_n,
@@ -52,7 +52,7 @@ def main() -> None:
     )
     start = time.perf_counter()
     with threadpool_limits(args.threads):
-        table = scaling_study(mkc, core, scaling, args.algorithms)
+        table = scaling_study(mkc, core, scaling, args.algorithms, args.seed)
     table["time_ratio"] = table.full_seconds / table.core_seconds
     for row in table.itertuples():
         if row.full_seconds != row.full_seconds:  # NaN: full skipped, extrapolate

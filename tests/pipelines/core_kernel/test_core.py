@@ -11,13 +11,13 @@ from paper_pipelines.pipelines.core_kernel.core import (
     projection_core,
 )
 from paper_pipelines.pipelines.core_kernel.data import load_sklearn
-from paper_pipelines.pipelines.core_kernel.evaluation import (
+from paper_pipelines.pipelines.core_kernel.extension import nystrom_embedding, projection_embedding
+from paper_pipelines.pipelines.core_kernel.kernels import KernelSpec, build_base_kernels
+from paper_pipelines.pipelines.core_kernel.metrics import (
     clustering_accuracy,
     purity,
     relative_weight_error,
 )
-from paper_pipelines.pipelines.core_kernel.extension import nystrom_embedding, projection_embedding
-from paper_pipelines.pipelines.core_kernel.kernels import KernelSpec, build_base_kernels
 from paper_pipelines.pipelines.core_kernel.mkc import run_mkc, top_eigen
 
 SETTINGS = {"mkkm": {}, "simplemkkm": {"tol": 1e-5}, "latefusion": {}}

@@ -1,35 +1,25 @@
-"""Offline data: sklearn's bundled sets (digits, wine, breast cancer, iris) and a multi-view generator."""
+"""Ingest: scikit-learn's shipped tables (digits, wine, breast cancer, iris) and a multi-view generator.
+
+Both are seeded by argument (a NumPy Generator, a sub-stream of ``core_kernel.seed``).
+"""
 
 from __future__ import annotations
 
 import numpy as np
-from sklearn import datasets as skd
 
-from .kernels import KernelSpec
-
-SKLEARN_SETS = {
-    "digits": skd.load_digits,
-    "wine": skd.load_wine,
-    "breast_cancer": skd.load_breast_cancer,
-    "iris": skd.load_iris,
-}
+from paper_pipelines.common.tables import load_sklearn_table, standardise
 
 
 def load_sklearn(
     name: str, n: int | None, rng: np.random.Generator
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Standardised features and labels of a bundled set; a uniform subsample of n points if n is set."""
-    if name not in SKLEARN_SETS:
-        raise ValueError(
-            f"unknown dataset {name!r}; allowed: {', '.join([*SKLEARN_SETS, 'synthetic'])}"
-        )
-    bunch = SKLEARN_SETS[name]()
-    x, y = bunch.data.astype(float), bunch.target.astype(int)
+    """Standardised features and labels of a shipped table; a uniform subsample of n points if n is set."""
+    x, y = load_sklearn_table(name)
+    y = y.astype(int)
     if n is not None and n < len(y):
         idx = np.sort(rng.choice(len(y), n, replace=False))
         x, y = x[idx], y[idx]
-    std = x.std(axis=0)
-    x = (x - x.mean(axis=0)) / np.where(std > 0, std, 1.0)
+    x, _, _ = standardise(x)
     return x, y
 
 
@@ -60,8 +50,3 @@ def make_multiview_blobs(
         slices.append(slice(start, start + view.shape[1]))
         start += view.shape[1]
     return np.hstack(blocks), labels, slices
-
-
-def kernel_specs(kinds: list[dict]) -> list[KernelSpec]:
-    """KernelSpec objects from the ``kernels.base`` parameter list."""
-    return [KernelSpec(**entry) for entry in kinds]

@@ -1,15 +1,39 @@
-"""Pydantic models of the ``core_kernel.*`` parameter blocks (conf/base/parameters/core_kernel.yml)."""
+"""Parameter blocks of core_kernel (conf/*/parameters/core_kernel.yml), one model per top-level block.
+
+Kedro validates each block before any node runs because the node arguments are annotated with these
+models; every number carries its range and every choice is a Literal (tests/test_bad_input.py). The
+rule that spans blocks (core sizes against the number of points) is :func:`check_across_blocks`.
+"""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from paper_pipelines.common.params import ParamsModel
+from paper_pipelines.common.params import ParamsModel, RuntimeParams, Seed
+
+__all__ = [
+    "CoreParams",
+    "DataParams",
+    "ExtensionParams",
+    "KernelEntry",
+    "KernelParams",
+    "MKCParams",
+    "RuntimeParams",
+    "ScalingParams",
+    "Seed",
+    "check_across_blocks",
+]
+
+ALGORITHM = Literal["mkkm", "simplemkkm", "latefusion"]
+# Points in scikit-learn's shipped tables, so the size rule also holds for data.n = null (all points).
+TABLE_SIZES = {"digits": 1797, "wine": 178, "breast_cancer": 569, "iris": 150}
 
 
 class KernelEntry(ParamsModel):
+    """One base kernel: ``rbf`` exp(-||x-y||^2 / (t * med)), ``polynomial`` ((x.y)/d + c)^deg, ``linear``."""
+
     kind: Literal["rbf", "polynomial", "linear"]
     bandwidth_factor: float = Field(1.0, gt=0)
     degree: int = Field(2, ge=1)
@@ -17,16 +41,19 @@ class KernelEntry(ParamsModel):
 
 
 class DataParams(ParamsModel):
+    """Which shipped scikit-learn table, and the size of its uniform subsample (null = all points)."""
+
     dataset: Literal["digits", "wine", "breast_cancer", "iris"] = "digits"
     n: int | None = Field(1500, ge=10)
-    seed: int = 0
 
 
 class KernelParams(ParamsModel):
-    base: list[KernelEntry] = Field(min_length=1)
+    # Scalars first: the generic bad-input test puts a mapping into the first field, and OmegaConf
+    # rejects a mapping over a list while merging environments, before any key can be named.
     center: bool = True
     normalize: bool = True
     psd_tol: float = Field(1e-8, ge=0)
+    base: list[KernelEntry] = Field(min_length=1)
 
 
 class MKKMParams(ParamsModel):
@@ -49,8 +76,8 @@ class LateFusionParams(ParamsModel):
 
 
 class MKCParams(ParamsModel):
-    algorithms: list[Literal["mkkm", "simplemkkm", "latefusion"]] = Field(min_length=1)
-    dense_max_n: int = Field(200, ge=1)
+    dense_max_n: int = Field(200, ge=1)  # LAPACK eigh up to this n, ARPACK above
+    algorithms: list[ALGORITHM] = Field(min_length=1)
     mkkm: MKKMParams = MKKMParams()
     simplemkkm: SimpleMKKMParams = SimpleMKKMParams()
     latefusion: LateFusionParams = LateFusionParams()
@@ -72,8 +99,9 @@ class CoreParams(ParamsModel):
     sizes_projection: list[int] = Field(min_length=1)
     sizes_sampling: list[int] = Field(min_length=1)
     sampling_methods: list[Literal["uniform", "leverage"]] = ["uniform", "leverage"]
-    sampling_algorithms: list[Literal["mkkm", "simplemkkm", "latefusion"]] = ["mkkm", "simplemkkm"]
-    seeds: list[int] = Field(min_length=1)
+    sampling_algorithms: list[ALGORITHM] = ["mkkm", "simplemkkm"]
+    # Independent draws per sampling size, each its own sub-stream of core_kernel.seed.
+    draws: int = Field(5, ge=1)
     rank: int = Field(10, ge=1)
     mix_beta: float = Field(0.5, ge=0, le=1)
 
@@ -81,14 +109,18 @@ class CoreParams(ParamsModel):
     def _sizes_positive(self) -> CoreParams:
         bad = [s for s in [*self.sizes_projection, *self.sizes_sampling] if s < 2]
         if bad:
-            raise ValueError(f"core sizes must be >= 2, got {bad}")
+            raise ValueError(
+                f"core_kernel.core.sizes_projection / sizes_sampling must be >= 2, got {bad}"
+            )
         if self.default_s not in self.sizes_projection:
             raise ValueError(
-                f"default_s={self.default_s} must be one of sizes_projection {self.sizes_projection}"
+                f"core_kernel.core.default_s={self.default_s} must be one of "
+                f"core_kernel.core.sizes_projection {self.sizes_projection}"
             )
         if self.sampling_methods and self.default_s not in self.sizes_sampling:
             raise ValueError(
-                f"default_s={self.default_s} must be one of sizes_sampling {self.sizes_sampling}"
+                f"core_kernel.core.default_s={self.default_s} must be one of "
+                f"core_kernel.core.sizes_sampling {self.sizes_sampling}"
             )
         return self
 
@@ -101,9 +133,9 @@ class ExtensionParams(ParamsModel):
 
 
 class ScalingParams(ParamsModel):
-    sizes: list[int] = Field(min_length=1)
     full_max_n: int = Field(2000, ge=10)
     exact_max_n: int = Field(3000, ge=10)
+    sizes: list[int] = Field(min_length=1)
     k: int = Field(10, ge=2)
     views: int = Field(4, ge=1)
     dim: int = Field(8, ge=1)
@@ -115,8 +147,36 @@ class ScalingParams(ParamsModel):
     pilot_size: int = Field(300, ge=10)
     kmeans_repeats: int = Field(3, ge=1)
     kernel_dtype: Literal["float64", "float32"] = "float64"
-    seed: int = 0
+
+    @model_validator(mode="after")
+    def _core_fits_smallest_n(self) -> ScalingParams:
+        if self.s > min(self.sizes):
+            raise ValueError(
+                f"core_kernel.scaling.s={self.s} is larger than the smallest "
+                f"core_kernel.scaling.sizes entry {min(self.sizes)}; lower s or drop that size"
+            )
+        return self
 
 
-class RuntimeParams(ParamsModel):
-    threads: int = Field(1, ge=1)
+def check_across_blocks(blocks: dict[str, Any]) -> None:
+    """Core sizes must be below the number of points the data block yields (a core is smaller than the data)."""
+    data, core, extension = blocks.get("data"), blocks.get("core"), blocks.get("extension")
+    if data is None or core is None:
+        return
+    available = TABLE_SIZES[data.dataset]
+    n = available if data.n is None else min(data.n, available)
+    sizes = {
+        "core_kernel.core.sizes_projection": core.sizes_projection,
+        "core_kernel.core.sizes_sampling": core.sizes_sampling,
+    }
+    if extension is not None:
+        sizes["core_kernel.extension.s_sampling"] = [extension.s_sampling]
+    too_big = {key: [s for s in values if s > n] for key, values in sizes.items()}
+    too_big = {key: values for key, values in too_big.items() if values}
+    if too_big:
+        listed = "; ".join(f"{key} has {values}" for key, values in too_big.items())
+        raise ValueError(
+            f"core sizes larger than the number of points n={n} of core_kernel.data "
+            f"(dataset={data.dataset}, n={data.n}): {listed}. A core kernel must be smaller than "
+            "the data: lower these sizes or raise core_kernel.data.n"
+        )

@@ -1,68 +1,76 @@
-"""core_kernel pipeline: ingest -> preprocess -> full / core MKC, extension, scaling -> evaluate."""
+"""core_kernel: ingest -> preprocess -> train (full / core MKC, extension, scaling) -> evaluate (wiring only)."""
 
 from kedro.pipeline import Node, Pipeline
 
-from .nodes import (
-    build_kernels,
-    evaluate,
-    load_features,
-    run_core_sweep,
-    run_extension,
-    run_full_mkc,
-    run_scaling,
-)
+from . import nodes
 
 
 def create_pipeline(**kwargs) -> Pipeline:
-    """Wiring only; see nodes.py and the method modules."""
     return Pipeline(
         [
+            # ingest
             Node(
-                load_features,
-                ["params:data", "params:core_kernel"],
+                nodes.load_features,
+                ["params:data", "params:seed"],
                 "features_table",
                 name="load_features",
             ),
+            # preprocess
             Node(
-                build_kernels,
-                ["features_table", "params:kernels", "params:data", "params:runtime"],
+                nodes.build_kernels,
+                ["features_table", "params:kernels", "params:seed", "params:runtime"],
                 "kernel_stack",
                 name="build_kernels",
             ),
+            # train: full MKC (the reference), core kernels, the large-scale extension, scaling in n
             Node(
-                run_full_mkc,
-                ["kernel_stack", "params:mkc", "params:data", "params:runtime"],
+                nodes.run_full_mkc,
+                ["kernel_stack", "params:mkc", "params:seed", "params:runtime"],
                 ["full_mkc", "full_weights_json"],
                 name="run_full_mkc",
             ),
             Node(
-                run_core_sweep,
-                ["kernel_stack", "full_mkc", "params:mkc", "params:core", "params:runtime"],
+                nodes.run_core_sweep,
+                [
+                    "kernel_stack",
+                    "full_mkc",
+                    "params:mkc",
+                    "params:core",
+                    "params:seed",
+                    "params:runtime",
+                ],
                 "core_weights_table",
                 name="run_core_sweep",
             ),
             Node(
-                run_extension,
+                nodes.run_extension,
                 [
                     "kernel_stack",
                     "full_mkc",
                     "params:mkc",
                     "params:core",
                     "params:extension",
-                    "params:data",
+                    "params:seed",
                     "params:runtime",
                 ],
                 ["clustering_scores_table", "clusterings_table"],
                 name="run_extension",
             ),
             Node(
-                run_scaling,
-                ["params:mkc", "params:core", "params:scaling", "params:runtime"],
+                nodes.run_scaling,
+                [
+                    "params:mkc",
+                    "params:core",
+                    "params:scaling",
+                    "params:seed",
+                    "params:runtime",
+                ],
                 "timing_table",
                 name="run_scaling",
             ),
+            # evaluate
             Node(
-                evaluate,
+                nodes.summarise_metrics,
                 [
                     "full_weights_json",
                     "core_weights_table",
@@ -71,11 +79,34 @@ def create_pipeline(**kwargs) -> Pipeline:
                     "params:core",
                     "params:extension",
                 ],
-                ["metrics", "results", "weight_error_plot", "timing_plot", "clustering_plot"],
-                name="evaluate",
+                "metrics",
+                name="summarise_metrics",
+            ),
+            Node(
+                nodes.tabulate_results,
+                [
+                    "core_weights_table",
+                    "clustering_scores_table",
+                    "params:core",
+                    "params:extension",
+                ],
+                "results",
+                name="tabulate_results",
+            ),
+            Node(nodes.check_claims, "metrics", "claims", name="check_claims"),
+            Node(
+                nodes.plot_weight_errors,
+                "core_weights_table",
+                "weight_error_plot",
+                name="plot_weight_errors",
+            ),
+            Node(nodes.plot_timing, "timing_table", "timing_plot", name="plot_timing"),
+            Node(
+                nodes.plot_clustering,
+                "clustering_scores_table",
+                "clustering_plot",
+                name="plot_clustering",
             ),
         ],
         namespace="core_kernel",
-        # The whole block, un-prefixed, so the first node can validate every parameter up front.
-        parameters={"params:core_kernel": "params:core_kernel"},
     )

@@ -1,46 +1,40 @@
-"""The experiments of the reproduction, Kedro-free: full MKC, core sweeps, extension, scaling in n."""
+"""The experiments of the reproduction, Kedro-free: core-weight sweeps, the extension, scaling in n.
+
+Randomness comes from the paper's one seed through named sub-streams (common.runtime.substream):
+``core/<method>/<s>/<draw>`` for each sampled core of the sweep, ``extension/<method>`` for the
+extension's landmarks, ``scaling`` for the generator and pilots, ``mkc`` for the late-fusion k-means
+start and ``kmeans`` for the evaluation's k-means restarts. The projection core is deterministic.
+"""
 
 from __future__ import annotations
 
 import logging
 import time
+from itertools import product
 
 import numpy as np
 import pandas as pd
 
+from paper_pipelines.common.progress import progress
+from paper_pipelines.common.runtime import substream, substream_seed
+
+from .baselines import average_kernel, best_single_kernel, run_full
 from .core import build_core, concatenated_left_singular_vectors
 from .data import make_multiview_blobs
-from .evaluation import evaluate_embedding, relative_weight_error
 from .extension import nystrom_embedding, projection_embedding
 from .kernels import KernelSpec, build_base_kernels, nystrom_features
-from .mkc import MKCResult, kernel_kmeans_relaxed, run_mkc
+from .metrics import evaluate_embedding, relative_weight_error
+from .mkc import MKCResult, run_mkc
 from .parameters import CoreParams, ExtensionParams, MKCParams, ScalingParams
 
 logger = logging.getLogger(__name__)
 
 
-def run_full(kernels: np.ndarray, k: int, mkc: MKCParams, seed: int) -> dict[str, dict]:
-    """Each algorithm on the full n x n kernels: weights, embedding, iterations, wall time."""
-    out = {}
-    for algorithm in mkc.algorithms:
-        start = time.perf_counter()
-        result = run_mkc(algorithm, kernels, k, mkc.settings(algorithm, seed))
-        seconds = time.perf_counter() - start
-        logger.info(
-            "full %s: %d iterations, %.1f s, weights %s",
-            algorithm,
-            result.n_iter,
-            seconds,
-            np.round(result.weights, 4).tolist(),
-        )
-        out[algorithm] = {"result": result, "seconds": seconds}
-    return out
-
-
 def run_on_core(algorithm: str, core, k: int, mkc: MKCParams, seed: int) -> MKCResult:
     """One MKC algorithm on a core kernel set (MKKM gets the exact traces for the projection core)."""
     traces = core.traces if algorithm == "mkkm" else None
-    return run_mkc(algorithm, core.kernels, k, mkc.settings(algorithm, seed), traces=traces)
+    settings = mkc.settings(algorithm, substream_seed(seed, "mkc"))
+    return run_mkc(algorithm, core.kernels, k, settings, traces=traces)
 
 
 def core_weight_sweep(
@@ -49,11 +43,12 @@ def core_weight_sweep(
     k: int,
     mkc: MKCParams,
     core: CoreParams,
+    seed: int,
 ) -> pd.DataFrame:
-    """Relative weight error of core-kernel MKC vs full MKC for every (algorithm, method, s, seed)."""
+    """Relative weight error of core-kernel MKC vs full MKC for every (algorithm, method, s, draw)."""
     rows = []
     n = kernels.shape[1]
-    for s in core.sizes_projection:
+    for s in progress(core.sizes_projection, desc="projection cores", logger=logger):
         if s > n:
             raise ValueError(f"core size s={s} is larger than n={n}; lower core.sizes_projection")
         start = time.perf_counter()
@@ -61,14 +56,14 @@ def core_weight_sweep(
             "projection",
             kernels,
             s,
-            np.random.default_rng(0),
+            substream(seed, "core", "projection"),
             solver=core.solver,
             power_iters=core.power_iters,
         )
         build_seconds = time.perf_counter() - start
         for algorithm in mkc.algorithms:
             start = time.perf_counter()
-            result = run_on_core(algorithm, projection, k, mkc, 0)
+            result = run_on_core(algorithm, projection, k, mkc, seed)
             rows.append(
                 _row(
                     algorithm,
@@ -89,49 +84,49 @@ def core_weight_sweep(
         )
         basis_seconds = time.perf_counter() - start
     algorithms = [a for a in core.sampling_algorithms if a in mkc.algorithms]
-    for method in core.sampling_methods:
-        for s in core.sizes_sampling:
-            if s > n:
-                raise ValueError(f"core size s={s} is larger than n={n}; lower core.sizes_sampling")
-            for seed in core.seeds:
+    grid = list(product(core.sampling_methods, core.sizes_sampling))
+    for method, s in progress(grid, desc="sampled cores", logger=logger):
+        if s > n:
+            raise ValueError(f"core size s={s} is larger than n={n}; lower core.sizes_sampling")
+        for draw in range(core.draws):
+            start = time.perf_counter()
+            sampled = build_core(
+                method,
+                kernels,
+                s,
+                substream(seed, "core", method, s, draw),
+                rank=core.rank,
+                mix_beta=core.mix_beta,
+                basis=basis,
+            )
+            build_seconds = (
+                time.perf_counter() - start + (basis_seconds if method == "leverage" else 0.0)
+            )
+            for algorithm in algorithms:
                 start = time.perf_counter()
-                sampled = build_core(
-                    method,
-                    kernels,
-                    s,
-                    np.random.default_rng(seed),
-                    rank=core.rank,
-                    mix_beta=core.mix_beta,
-                    basis=basis,
-                )
-                build_seconds = (
-                    time.perf_counter() - start + (basis_seconds if method == "leverage" else 0.0)
-                )
-                for algorithm in algorithms:
-                    start = time.perf_counter()
-                    result = run_on_core(algorithm, sampled, k, mkc, seed)
-                    rows.append(
-                        _row(
-                            algorithm,
-                            method,
-                            s,
-                            seed,
-                            result,
-                            full,
-                            build_seconds + time.perf_counter() - start,
-                        )
+                result = run_on_core(algorithm, sampled, k, mkc, seed)
+                rows.append(
+                    _row(
+                        algorithm,
+                        method,
+                        s,
+                        draw,
+                        result,
+                        full,
+                        build_seconds + time.perf_counter() - start,
                     )
-            logger.info("%s core s=%d done (%s)", method, s, _errors(rows, s, method))
+                )
+        logger.info("%s core s=%d done (%s)", method, s, _errors(rows, s, method))
     return pd.DataFrame(rows)
 
 
-def _row(algorithm, method, s, seed, result, full, seconds) -> dict:
+def _row(algorithm, method, s, draw, result, full, seconds) -> dict:
     reference = full[algorithm]["result"].weights
     row = {
         "algorithm": algorithm,
         "method": method,
         "s": int(s),
-        "seed": int(seed),
+        "draw": int(draw),
         "rel_error": relative_weight_error(result.weights, reference),
         "linf_error": float(np.max(np.abs(result.weights - reference))),
         "seconds": float(seconds),
@@ -145,7 +140,7 @@ def _errors(rows, s, method) -> str:
     return ", ".join(
         f"{r['algorithm']} {r['rel_error']:.4f}"
         for r in rows
-        if r["s"] == s and r["method"] == method and r["seed"] == rows[-1]["seed"]
+        if r["s"] == s and r["method"] == method and r["draw"] == rows[-1]["draw"]
     )
 
 
@@ -161,7 +156,7 @@ def extension_comparison(
 ) -> tuple[pd.DataFrame, dict[str, np.ndarray]]:
     """Clustering quality of all n points: full MKC vs core weights + extension vs simple baselines."""
     algorithm = ext.algorithm
-    m = kernels.shape[0]
+    kmeans_seed = substream_seed(seed, "kmeans")
     embeddings: dict[str, np.ndarray] = {}
     seconds: dict[str, float] = {}
     if algorithm in full:
@@ -169,16 +164,14 @@ def extension_comparison(
         seconds[f"full_{algorithm}"] = full[algorithm]["seconds"]
     # A-MKKM: equal weights, and the best single kernel (chosen by ACC, an oracle upper baseline).
     start = time.perf_counter()
-    embeddings["average_kernel"], _ = kernel_kmeans_relaxed(
-        kernels.mean(axis=0), k, mkc.dense_max_n
-    )
+    embeddings["average_kernel"] = average_kernel(kernels, k, mkc.dense_max_n)
     seconds["average_kernel"] = time.perf_counter() - start
     start = time.perf_counter()
     projection = build_core(
         "projection",
         kernels,
         core.default_s,
-        np.random.default_rng(0),
+        substream(seed, "extension", "projection"),
         solver=core.solver,
         power_iters=core.power_iters,
     )
@@ -193,7 +186,7 @@ def extension_comparison(
             method,
             kernels,
             ext.s_sampling,
-            np.random.default_rng(seed),
+            substream(seed, "extension", method),
             rank=core.rank,
             mix_beta=core.mix_beta,
         )
@@ -204,26 +197,27 @@ def extension_comparison(
     rows, first_labels = [], {}
     for name, embedding in embeddings.items():
         scores, pred = evaluate_embedding(
-            embedding, labels, k, ext.kmeans_repeats, ext.kmeans_n_init, seed
+            embedding, labels, k, ext.kmeans_repeats, ext.kmeans_n_init, kmeans_seed
         )
         rows.append({"method": name, **scores, "seconds": seconds[name]})
         first_labels[name] = pred
         logger.info("clustering %s: ACC %.4f NMI %.4f", name, scores["acc"], scores["nmi"])
-    best = None
-    for p in range(m):
-        emb, _ = kernel_kmeans_relaxed(kernels[p], k, mkc.dense_max_n)
-        scores, pred = evaluate_embedding(
-            emb, labels, k, max(1, ext.kmeans_repeats // 4), ext.kmeans_n_init, seed
-        )
-        if best is None or scores["acc"] > best[0]["acc"]:
-            best = (scores, pred, p)
+    best = best_single_kernel(
+        kernels,
+        labels,
+        k,
+        mkc.dense_max_n,
+        max(1, ext.kmeans_repeats // 4),
+        ext.kmeans_n_init,
+        kmeans_seed,
+    )
     rows.append({"method": f"best_single_kernel_{best[2]}", **best[0], "seconds": float("nan")})
     first_labels[f"best_single_kernel_{best[2]}"] = best[1]
     return pd.DataFrame(rows), first_labels
 
 
 def scaling_study(
-    mkc: MKCParams, core: CoreParams, scaling: ScalingParams, algorithms: list[str]
+    mkc: MKCParams, core: CoreParams, scaling: ScalingParams, algorithms: list[str], seed: int
 ) -> pd.DataFrame:
     """Wall time of full vs core MKC on the multi-view generator for each n in ``scaling.sizes``.
 
@@ -231,7 +225,8 @@ def scaling_study(
     core construction + MKC on the core + extension to all n) runs for every n: on exact kernels up
     to exact_max_n, above that on per-kernel Nystrom features (never an n x n matrix).
     """
-    rng = np.random.default_rng(scaling.seed)
+    rng = substream(seed, "scaling")
+    kmeans_seed = substream_seed(seed, "kmeans")
     x_all, y_all, slices = make_multiview_blobs(
         max(scaling.sizes),
         scaling.k,
@@ -244,7 +239,7 @@ def scaling_study(
     )
     specs = [KernelSpec("rbf", t) for t in scaling.bandwidth_factors]
     rows = []
-    for n in sorted(scaling.sizes):
+    for n in progress(sorted(scaling.sizes), desc="scaling in n", logger=logger):
         x, y = x_all[:n], y_all[:n]
         features = n > scaling.exact_max_n
         start = time.perf_counter()
@@ -252,19 +247,23 @@ def scaling_study(
             pilot = np.sort(rng.choice(n, min(scaling.pilot_size, n), replace=False))
             kernels = np.concatenate(
                 [
-                    nystrom_features(x[:, sl], specs, pilot, np.random.default_rng(0))
+                    nystrom_features(x[:, sl], specs, pilot, substream(seed, "scaling", "median"))
                     for sl in slices
                 ]
             )
         else:
-            kernels = np.concatenate(
-                [
-                    build_base_kernels(
-                        x[:, sl], specs, np.random.default_rng(0), dtype=scaling.kernel_dtype
-                    )
-                    for sl in slices
-                ]
-            )
+            # Each view's kernels are written into one preallocated stack: concatenating per-view
+            # stacks would hold every kernel twice (12 GB instead of 6 GB at n = 20 000 in float32).
+            m = len(specs)
+            kernels = np.empty((len(slices) * m, n, n), dtype=scaling.kernel_dtype)
+            for v, sl in enumerate(slices):
+                build_base_kernels(
+                    x[:, sl],
+                    specs,
+                    substream(seed, "scaling", "median"),
+                    dtype=scaling.kernel_dtype,
+                    out=kernels[v * m : (v + 1) * m],
+                )
         kernel_seconds = time.perf_counter() - start
         logger.info(
             "scaling n=%d: %d kernels (%s) in %.1f s",
@@ -274,7 +273,7 @@ def scaling_study(
             kernel_seconds,
         )
         full = (
-            run_full(kernels, scaling.k, mkc, scaling.seed)
+            run_full(kernels, scaling.k, mkc, seed)
             if n <= scaling.full_max_n and not features
             else {}
         )
@@ -284,12 +283,12 @@ def scaling_study(
                 "projection",
                 kernels,
                 scaling.s,
-                np.random.default_rng(0),
+                substream(seed, "scaling", "projection"),
                 features=features,
                 solver=core.solver,
                 power_iters=core.power_iters,
             )
-            result = run_on_core(algorithm, projection, scaling.k, mkc, scaling.seed)
+            result = run_on_core(algorithm, projection, scaling.k, mkc, seed)
             embedding = (
                 projection_embedding(
                     projection.basis, projection.kernels, result.weights, scaling.k
@@ -308,7 +307,7 @@ def scaling_study(
                 "acc_full": np.nan,
             }
             scores, _ = evaluate_embedding(
-                embedding, y, scaling.k, scaling.kmeans_repeats, 10, scaling.seed
+                embedding, y, scaling.k, scaling.kmeans_repeats, 10, kmeans_seed
             )
             row["acc_core"] = scores["acc"]
             if algorithm in full:
@@ -316,7 +315,7 @@ def scaling_study(
                 row["full_seconds"] = full[algorithm]["seconds"]
                 row["rel_error"] = relative_weight_error(result.weights, reference.weights)
                 row["acc_full"] = evaluate_embedding(
-                    reference.embedding, y, scaling.k, scaling.kmeans_repeats, 10, scaling.seed
+                    reference.embedding, y, scaling.k, scaling.kmeans_repeats, 10, kmeans_seed
                 )[0]["acc"]
             logger.info(
                 "scaling n=%d %s: core %.2f s (full %.2f s), error %.4g, ACC core %.3f",
@@ -330,20 +329,3 @@ def scaling_study(
             rows.append(row)
         del kernels
     return pd.DataFrame(rows)
-
-
-def extrapolate_full_seconds(timing: pd.DataFrame, algorithm: str, n: int) -> tuple[float, float]:
-    """Full time at n from a log-log fit over the measured sizes (exponent clipped to [2, 3]).
-
-    Returns (seconds, fitted exponent). One measured size: cubic scaling from that point.
-    """
-    measured = timing[(timing.algorithm == algorithm) & timing.full_seconds.notna()]
-    if measured.empty:
-        return float("nan"), float("nan")
-    if len(measured) == 1:
-        slope = 3.0
-    else:
-        slope = float(np.polyfit(np.log(measured.n), np.log(measured.full_seconds), 1)[0])
-    slope = float(np.clip(slope, 2.0, 3.0))
-    last = measured.sort_values("n").iloc[-1]
-    return float(last.full_seconds * (n / last.n) ** slope), slope
