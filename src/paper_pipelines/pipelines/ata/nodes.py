@@ -1,4 +1,7 @@
-"""Thin node functions of the ata pipeline: unpack parameters, call the method, return data."""
+"""Thin node functions of the ata pipeline: typed parameter blocks in, the method called, data out.
+
+Every random stream is a named sub-stream of the one ``ata.seed`` (see parameters.py).
+"""
 
 from __future__ import annotations
 
@@ -10,14 +13,16 @@ import pandas as pd
 from matplotlib.figure import Figure
 from torch import nn
 
-from paper_pipelines.common.params import validate_params
-from paper_pipelines.common.runtime import resolve_device, seed_everything, set_torch_threads
-from paper_pipelines.pipelines.ata import cost_model, evaluation, optimisation
-from paper_pipelines.pipelines.ata.allocation import proxy_loss
-from paper_pipelines.pipelines.ata.baselines import fta_allocation, uta_allocations
-from paper_pipelines.pipelines.ata.params import (
+from paper_pipelines.common.claims import evaluate_claims
+from paper_pipelines.common.params import RuntimeParams, Seed
+from paper_pipelines.common.reporting import to_jsonable
+from paper_pipelines.common.runtime import apply_runtime, seed_everything, substream, substream_seed
+from paper_pipelines.pipelines.ata import figures, optimisation, report
+from paper_pipelines.pipelines.ata import metrics as measures
+from paper_pipelines.pipelines.ata.data import load_digits_frame, split_and_scale, worker_profiles
+from paper_pipelines.pipelines.ata.parameters import (
     DataParams,
-    EvalParams,
+    EvaluationParams,
     OptimParams,
     SimParams,
     WorkersParams,
@@ -27,218 +32,173 @@ from paper_pipelines.pipelines.ata.simulator import simulate_policies
 logger = logging.getLogger(__name__)
 
 
-def check_parameters(
-    workers: dict, data: dict, optim: dict, sim: dict, eval_: dict
-) -> dict[str, Any]:
-    """Validate every block before anything runs or is written; later nodes read this config."""
-    config = {
-        "workers": validate_params(WorkersParams, workers, "ata.workers"),
-        "data": validate_params(DataParams, data, "ata.data"),
-        "optim": validate_params(OptimParams, optim, "ata.optim"),
-        "sim": validate_params(SimParams, sim, "ata.sim"),
-        "eval": validate_params(EvalParams, eval_, "ata.eval"),
-    }
-    resolve_device(config["optim"].device)
-    return config
+# ingest
+def ingest_digits() -> pd.DataFrame:
+    """sklearn digits as a table of 64 pixel columns and a label."""
+    return load_digits_frame()
 
 
-def ingest_digits(config: dict[str, Any]) -> pd.DataFrame:
-    """Ingest: sklearn digits as a table of 64 pixel columns and a label."""
-    frame = optimisation.load_digits_frame()
-    logger.info("Loaded digits: %d samples, %d features", len(frame), frame.shape[1] - 1)
-    return frame
-
-
-def make_worker_profiles(config: dict[str, Any]) -> tuple[pd.DataFrame, dict[str, Any]]:
-    """Ingest: per-worker shift, spread, mean mu_i and alpha_i; instance constants alpha, eta, a*."""
-    w: WorkersParams = config["workers"]
-    if w.means is not None:
-        mu = np.asarray(w.means, dtype=float)
-    else:
-        mu = cost_model.mean_task_times(w.n, w.scale, w.shift_factor)
-    speed_rank = np.arange(1, w.n + 1)
-    if w.shuffle_ids:
-        # Worker ids carry no information about speed (guards against index-order tie advantages).
-        perm = np.random.default_rng([w.seed, 11]).permutation(w.n)
-        mu, speed_rank = mu[perm], speed_rank[perm]
-    shift, spread = cost_model.split_mean(mu, w.shift_factor)
-    alpha_i = cost_model.sub_exponential_norms(spread, w.family, w.lognormal_sigma, w.pareto_shape)
-    profiles = pd.DataFrame(
-        {
-            "worker": np.arange(w.n),
-            "input_order": speed_rank,
-            "shift": shift,
-            "spread": spread,
-            "mu": mu,
-            "alpha": alpha_i,
-        }
+def make_worker_profiles(workers: WorkersParams, seed: Seed) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """The worker instance: shift, spread, mu_i, alpha_i per worker; alpha, eta, a* of the instance."""
+    w = workers
+    profiles, meta = worker_profiles(
+        w.n,
+        w.B,
+        w.family,
+        w.scale,
+        w.shift_factor,
+        w.means,
+        w.lognormal_sigma,
+        w.pareto_shape,
+        rng=substream(seed, "workers") if w.shuffle_ids else None,
     )
-    a_star = fta_allocation(mu, w.B)
-    meta = {
-        "n": w.n,
-        "B": w.B,
-        "family": w.family,
-        "alpha": float(alpha_i.max()),
-        "eta": float((alpha_i / mu).max()),
-        "a_star": a_star.tolist(),
-        "proxy_star": proxy_loss(a_star, mu),
-        "sandwich_upper": float(1.0 + 4.0 * (alpha_i / mu).max() * np.log(w.B)),
-    }
     logger.info(
         "Worker instance: n=%d B=%d alpha=%.3f eta=%.3f", w.n, w.B, meta["alpha"], meta["eta"]
     )
-    return profiles, meta
+    return profiles, to_jsonable(meta)
 
 
-def preprocess_digits(digits: pd.DataFrame, config: dict[str, Any]) -> dict[str, np.ndarray]:
-    """Preprocess: stratified split and standardisation."""
-    d: DataParams = config["data"]
-    return optimisation.split_and_scale(digits, d.holdout_frac, d.seed)
+# preprocess
+def preprocess_digits(digits: pd.DataFrame, data: DataParams, seed: Seed) -> dict[str, np.ndarray]:
+    """Stratified train/holdout split, standardised with the training statistics."""
+    return split_and_scale(digits, data.holdout_frac, substream_seed(seed, "data"))
 
 
+# train
 def train_sgd_trajectory(
-    train_data: dict[str, np.ndarray], config: dict[str, Any]
+    train_data: dict[str, np.ndarray],
+    optim: OptimParams,
+    workers: WorkersParams,
+    sim: SimParams,
+    runtime: RuntimeParams,
+    seed: Seed,
 ) -> tuple[pd.DataFrame, nn.Module]:
-    """Train: the shared optimisation trajectory (K Adam steps on B task gradients each)."""
-    o: OptimParams = config["optim"]
-    set_torch_threads(o.torch_threads)
-    seed_everything(o.seed)
+    """The shared optimisation trajectory: sim.K Adam steps on workers.B task gradients each."""
+    device = apply_runtime(runtime)
+    optim_seed = substream_seed(seed, "optim")
+    seed_everything(optim_seed)
+    o = optim
     trajectory, model = optimisation.train_trajectory(
         train_data,
-        model_kind=o.model,
-        hidden=o.hidden,
-        lr=o.lr,
-        B=config["workers"].B,
-        K=config["sim"].K,
-        samples_per_task=o.samples_per_task,
-        log_every=o.log_every,
-        seed=o.seed,
-        device=resolve_device(o.device),
+        o.model,
+        o.hidden,
+        o.lr,
+        workers.B,
+        sim.K,
+        o.samples_per_task,
+        o.log_every,
+        seed=optim_seed,
+        device=device,
     )
     logger.info(
-        "Trajectory: train loss %.4f -> %.4f over %d steps",
-        trajectory["train_loss"].iloc[0],
-        trajectory["train_loss"].iloc[-1],
-        int(trajectory["k"].iloc[-1]),
+        "Trajectory: train loss %.4f -> %.4f", *trajectory["train_loss"].iloc[[0, -1]].tolist()
     )
     return trajectory, model
 
 
-def _width(value: float | str, auto: float) -> float:
-    return auto if value == "auto" else float(value)
-
-
 def simulate_allocations(
-    profiles: pd.DataFrame, meta: dict[str, Any], config: dict[str, Any]
+    profiles: pd.DataFrame, meta: dict[str, Any], workers: WorkersParams, sim: SimParams, seed: Seed
 ) -> pd.DataFrame:
-    """Train: every policy (ATA, ATA-Empirical and the baselines) on common random task times."""
-    w: WorkersParams = config["workers"]
-    s: SimParams = config["sim"]
+    """Every policy (ATA, ATA-Empirical and the baselines) on common random task times."""
+    s = sim
     return simulate_policies(
         profiles["shift"].to_numpy(),
         profiles["spread"].to_numpy(),
-        w.family,
-        B=w.B,
+        workers.family,
+        B=workers.B,
         K=s.K,
         policies=list(s.policies),
-        seed=s.seed,
-        alpha=_width(s.alpha, meta["alpha"]),
-        eta=_width(s.eta, meta["eta"]),
+        seed=substream_seed(seed, "sim"),
+        alpha=meta["alpha"] if s.alpha == "auto" else float(s.alpha),
+        eta=meta["eta"] if s.eta == "auto" else float(s.eta),
         conf_scale=s.conf_scale,
         tie_break=s.tie_break,
         uta_mode=s.uta_mode,
         block=s.block,
-        lognormal_sigma=w.lognormal_sigma,
-        pareto_shape=w.pareto_shape,
+        lognormal_sigma=workers.lognormal_sigma,
+        pareto_shape=workers.pareto_shape,
     )
 
 
-def evaluate(
-    round_log: pd.DataFrame,
-    trajectory: pd.DataFrame,
+# evaluate
+def summarise_policies(round_log: pd.DataFrame, evaluation: EvaluationParams) -> pd.DataFrame:
+    """Per policy: total runtime and worker time, ratios to FTA, proxy-ratio windows."""
+    return measures.policy_summary(round_log, evaluation.regret_window)
+
+
+def check_sandwich(
     profiles: pd.DataFrame,
     meta: dict[str, Any],
-    config: dict[str, Any],
-) -> tuple[dict[str, Any], pd.DataFrame, pd.DataFrame, Figure, Figure, Figure]:
-    """Evaluate: metrics (contract keys first), results table, loss curves and the three figures."""
-    w: WorkersParams = config["workers"]
-    e: EvalParams = config["eval"]
-    table = evaluation.policy_summary(round_log, e.regret_window)
-    shift, spread = profiles["shift"].to_numpy(), profiles["spread"].to_numpy()
-    mu = profiles["mu"].to_numpy()
-    rng = np.random.default_rng([e.seed, 3])
-    allocations = {
-        "a_star": np.asarray(meta["a_star"]),
-        "uniform": uta_allocations(w.n, w.B, 1, rng, "even")[0],
-        "random": uta_allocations(w.n, w.B, 1, rng, "random")[0],
-    }
-    sandwich = evaluation.sandwich_check(
+    workers: WorkersParams,
+    evaluation: EvaluationParams,
+    seed: Seed,
+) -> dict[str, dict[str, Any]]:
+    """Monte-Carlo l(a, mu) <= E[C(a)] <= (1 + 4 eta ln B) l(a, mu) for a*, even and random allocations."""
+    eval_seed = substream_seed(seed, "evaluation")
+    allocations = measures.sandwich_allocations(meta["a_star"], meta["n"], meta["B"], eval_seed)
+    sandwich = measures.sandwich_check(
         allocations,
-        shift,
-        spread,
-        w.family,
+        profiles["shift"].to_numpy(),
+        profiles["spread"].to_numpy(),
+        workers.family,
         meta["eta"],
-        w.B,
-        e.mc_draws,
-        e.seed,
-        w.lognormal_sigma,
-        w.pareto_shape,
+        meta["B"],
+        evaluation.mc_draws,
+        eval_seed,
+        workers.lognormal_sigma,
+        workers.pareto_shape,
     )
-    losses = trajectory["train_loss"].to_numpy()
-    by_policy = table.set_index("policy")
+    return to_jsonable(sandwich)
 
-    def window(policy: str, column: str) -> float | None:
-        return float(by_policy.loc[policy, column]) if policy in by_policy.index else None
 
-    metrics: dict[str, Any] = {
-        "worker_time_ratio_gta_over_ata_emp": evaluation.ratio(
-            table, "GTA", "ATA_EMP", "worker_time"
-        ),
-        "worker_time_ratio_uta_over_ata_emp": evaluation.ratio(
-            table, "UTA", "ATA_EMP", "worker_time"
-        ),
-        "runtime_ratio_ata_emp_over_fta": evaluation.ratio(table, "ATA_EMP", "FTA", "runtime"),
-        "runtime_ratio_ata_over_fta": evaluation.ratio(table, "ATA", "FTA", "runtime"),
-        "proxy_ratio_last20_ata_emp": window("ATA_EMP", "proxy_ratio_last"),
-        "final_loss_over_initial": float(losses[-1] / losses[0]),
-        "worker_time_ratio_ata_over_fta": evaluation.ratio(table, "ATA", "FTA", "worker_time"),
-        "worker_time_ratio_ata_emp_over_fta": evaluation.ratio(
-            table, "ATA_EMP", "FTA", "worker_time"
-        ),
-        "worker_time_ratio_gta_over_fta": evaluation.ratio(table, "GTA", "FTA", "worker_time"),
-        "worker_time_ratio_uta_over_fta": evaluation.ratio(table, "UTA", "FTA", "worker_time"),
-        "runtime_ratio_gta_over_fta": evaluation.ratio(table, "GTA", "FTA", "runtime"),
-        "runtime_ratio_uta_over_fta": evaluation.ratio(table, "UTA", "FTA", "runtime"),
-        "proxy_ratio_first20_ata_emp": window("ATA_EMP", "proxy_ratio_first"),
-        "proxy_ratio_first20_ata": window("ATA", "proxy_ratio_first"),
-        "proxy_ratio_last20_ata": window("ATA", "proxy_ratio_last"),
-        "frac_optimal_last20_ata_emp": window("ATA_EMP", "frac_optimal_last"),
-        "frac_optimal_last20_ata": window("ATA", "frac_optimal_last"),
-        "regret_window": e.regret_window,
-        "initial_train_loss": float(losses[0]),
-        "final_train_loss": float(losses[-1]),
-        "final_holdout_acc": float(trajectory["holdout_acc"].iloc[-1]),
-        "sandwich": sandwich,
-        "sandwich_holds": all(v["holds"] for v in sandwich.values()),
-        "instance": {
-            "n": w.n,
-            "B": w.B,
-            "K": int(round_log["k"].max()),
-            "family": w.family,
-            "alpha": meta["alpha"],
-            "eta": meta["eta"],
-            "proxy_star": meta["proxy_star"],
-            "mean_mu": float(mu.mean()),
-        },
-    }
-    table["final_train_loss"] = float(losses[-1])
-    stamped = evaluation.time_stamped_loss(round_log, trajectory)
-    figures = (
-        evaluation.loss_plot(stamped, "runtime", "cumulative wall-clock runtime"),
-        evaluation.loss_plot(stamped, "worker_time", "cumulative total worker time"),
-        evaluation.regret_plot(round_log),
+def stamp_loss_curves(round_log: pd.DataFrame, trajectory: pd.DataFrame) -> pd.DataFrame:
+    """The shared loss trajectory against each policy's cumulative runtime and worker time."""
+    return measures.time_stamped_loss(round_log, trajectory)
+
+
+def report_metrics(
+    summary: pd.DataFrame,
+    trajectory: pd.DataFrame,
+    sandwich: dict[str, dict[str, Any]],
+    meta: dict[str, Any],
+    profiles: pd.DataFrame,
+    sim: SimParams,
+    evaluation: EvaluationParams,
+) -> dict[str, Any]:
+    """The metrics dict (contract keys in report.METRICS)."""
+    out = report.build_metrics(
+        summary,
+        trajectory,
+        sandwich,
+        meta,
+        float(profiles["mu"].mean()),
+        sim.K,
+        evaluation.regret_window,
     )
-    logger.info(
-        "ATA metrics: %s", {k: v for k, v in metrics.items() if k.endswith(("fta", "ata_emp"))}
-    )
-    return (metrics, table, stamped, *figures)
+    logger.info("ATA metrics: %s", {k: v for k, v in out.items() if k.endswith(("fta", "ata_emp"))})
+    return out
+
+
+def report_results(summary: pd.DataFrame, trajectory: pd.DataFrame) -> pd.DataFrame:
+    """The results table, one row per policy."""
+    return report.build_results(summary, trajectory)
+
+
+def check_claims(metrics: dict[str, Any]) -> pd.DataFrame:
+    """Each claim of the paper with our value, the paper's, and whether it holds in this run."""
+    return evaluate_claims(report.CLAIMS, metrics, "ata")
+
+
+def plot_loss_vs_runtime(loss_curves: pd.DataFrame) -> Figure:
+    """Training loss versus cumulative wall-clock runtime."""
+    return figures.loss_vs_runtime(loss_curves)
+
+
+def plot_loss_vs_worker_time(loss_curves: pd.DataFrame) -> Figure:
+    """Training loss versus cumulative total worker time."""
+    return figures.loss_vs_worker_time(loss_curves)
+
+
+def plot_proxy_regret(round_log: pd.DataFrame) -> Figure:
+    """Cumulative proxy regret of every allocation policy."""
+    return figures.proxy_regret(round_log)

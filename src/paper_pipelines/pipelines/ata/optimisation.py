@@ -9,49 +9,14 @@ time stamps afterwards.
 
 from __future__ import annotations
 
-import logging
-
 import numpy as np
 import pandas as pd
 import torch
 from torch import nn
 
-logger = logging.getLogger(__name__)
+from paper_pipelines.common.progress import progress
 
 MODELS = ("mlp", "cnn")
-
-
-def load_digits_frame() -> pd.DataFrame:
-    """sklearn's digits (1797 x 64 pixels, 10 classes; shipped inside the wheel, no download)."""
-    from sklearn.datasets import load_digits
-
-    digits = load_digits()
-    frame = pd.DataFrame(digits.data, columns=[f"pixel_{j}" for j in range(digits.data.shape[1])])
-    frame["label"] = digits.target.astype(np.int64)
-    return frame
-
-
-def split_and_scale(frame: pd.DataFrame, holdout_frac: float, seed: int) -> dict[str, np.ndarray]:
-    """Stratified train/holdout split, features standardised with the training statistics."""
-    from sklearn.model_selection import train_test_split
-
-    if "label" not in frame.columns or frame.shape[1] < 2:
-        raise ValueError(
-            f"the data must have a 'label' column and features, got {list(frame.columns)}"
-        )
-    X = frame.drop(columns="label").to_numpy(np.float32)
-    y = frame["label"].to_numpy(np.int64)
-    X_tr, X_ho, y_tr, y_ho = train_test_split(
-        X, y, test_size=holdout_frac, random_state=seed, stratify=y
-    )
-    mean, std = X_tr.mean(axis=0), X_tr.std(axis=0)
-    std = np.where(std > 0, std, 1.0).astype(np.float32)
-    return {
-        "X_train": (X_tr - mean) / std,
-        "y_train": y_tr,
-        "X_holdout": (X_ho - mean) / std,
-        "y_holdout": y_ho,
-    }
 
 
 def build_model(kind: str, in_features: int, hidden: int, n_classes: int) -> nn.Module:
@@ -136,8 +101,7 @@ def train_trajectory(
         )
 
     log(0)
-    progress_every = max(K // 10, 1)
-    for k in range(1, K + 1):
+    for k in progress(range(1, K + 1), desc="ATA optimisation (Adam steps)"):
         # B tasks of samples_per_task i.i.d. samples each, all at the same point x_k.
         idx = torch.as_tensor(rng.integers(0, X_tr.shape[0], size=batch), device=device)
         opt.zero_grad(set_to_none=True)
@@ -145,8 +109,4 @@ def train_trajectory(
         opt.step()
         if k % log_every == 0 or k == K:
             log(k)
-        if k % progress_every == 0:
-            logger.info(
-                "ATA optimisation: step %d / %d, train loss %.4f", k, K, rows[-1]["train_loss"]
-            )
     return pd.DataFrame(rows), model.cpu()

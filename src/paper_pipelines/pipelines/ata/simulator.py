@@ -7,17 +7,14 @@ from a stream keyed by (seed, policy name).
 
 from __future__ import annotations
 
-import logging
-
 import numpy as np
 import pandas as pd
 
+from paper_pipelines.common.progress import progress
 from paper_pipelines.pipelines.ata.allocation import proxy_loss
 from paper_pipelines.pipelines.ata.ata import AdaptiveAllocator
 from paper_pipelines.pipelines.ata.baselines import fta_allocation, gta_round_times, uta_allocations
 from paper_pipelines.pipelines.ata.cost_model import sample_task_times
-
-logger = logging.getLogger(__name__)
 
 POLICIES = ("FTA", "GTA", "UTA", "ATA", "ATA_EMP")
 # A fixed stream id per policy name: running a subset of policies gives the same numbers for each.
@@ -87,7 +84,7 @@ def simulate_policies(
     out = {
         p: {"round_time": [], "worker_time": [], "proxy": [], "workers_used": []} for p in policies
     }
-    for start in range(0, K, block):
+    for start in progress(range(0, K, block), desc="ATA simulation (blocks of rounds)"):
         size = min(block, K - start)
         X = np.stack(
             [
@@ -133,7 +130,6 @@ def simulate_policies(
             rec["worker_time"].append(wt)
             rec["proxy"].append((alloc * mu[None, :]).max(axis=1))
             rec["workers_used"].append((alloc > 0).sum(axis=1))
-        logger.info("ATA simulation: %d / %d rounds done", start + size, K)
     frames = []
     for p in policies:
         cols = {key: np.concatenate(vals) for key, vals in out[p].items()}

@@ -1,14 +1,33 @@
-"""Parameter blocks of the ata pipeline (conf/base/parameters/ata.yml), validated at the first node."""
+"""Parameter blocks of the ata pipeline (conf/base/parameters/ata.yml), one model per top-level block.
+
+Kedro validates each block before any node runs (the nodes take them typed). ``ata.seed`` is the paper's
+one seed (common.params.Seed); every random stream is a named sub-stream of it (common.runtime.substream):
+``"workers"`` (worker-id shuffle), ``"data"`` (train/holdout split), ``"optim"`` (torch init and the task
+samples), ``"sim"`` (task times and each policy's draws), ``"evaluation"`` (sandwich Monte Carlo).
+``ata.runtime`` is the shared common.params.RuntimeParams.
+"""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from paper_pipelines.common.params import ParamsModel
+from paper_pipelines.common.params import ParamsModel, RuntimeParams, Seed
 
 Policy = Literal["FTA", "GTA", "UTA", "ATA", "ATA_EMP"]
+
+__all__ = [
+    "DataParams",
+    "EvaluationParams",
+    "OptimParams",
+    "Policy",
+    "RuntimeParams",
+    "Seed",
+    "SimParams",
+    "WorkersParams",
+    "check_across_blocks",
+]
 
 
 class WorkersParams(ParamsModel):
@@ -23,7 +42,6 @@ class WorkersParams(ParamsModel):
     lognormal_sigma: float = Field(1.0, gt=0)
     pareto_shape: float = Field(3.0, gt=2)
     shuffle_ids: bool = True
-    seed: int = 0
 
     @field_validator("means")
     @classmethod
@@ -43,7 +61,6 @@ class DataParams(ParamsModel):
     """Digits split."""
 
     holdout_frac: float = Field(0.2, gt=0, lt=1)
-    seed: int = 0
 
 
 class OptimParams(ParamsModel):
@@ -54,17 +71,13 @@ class OptimParams(ParamsModel):
     lr: float = Field(1.0e-4, gt=0)
     samples_per_task: int = Field(1, ge=1)
     log_every: int = Field(200, ge=1)
-    seed: int = 0
-    torch_threads: int = Field(1, ge=1)
-    device: str = "cpu"
 
 
 class SimParams(ParamsModel):
     """The timing layer: policies, rounds, ATA's constants and the tie-breaking rule."""
 
-    policies: list[Policy] = Field(default_factory=lambda: ["FTA", "GTA", "UTA", "ATA", "ATA_EMP"])
     K: int = Field(20000, ge=1)
-    seed: int = 0
+    policies: list[Policy] = Field(default_factory=lambda: ["FTA", "GTA", "UTA", "ATA", "ATA_EMP"])
     conf_scale: float = Field(2.0, ge=0)
     alpha: float | Literal["auto"] = "auto"
     eta: float | Literal["auto"] = "auto"
@@ -87,9 +100,26 @@ class SimParams(ParamsModel):
         return value
 
 
-class EvalParams(ParamsModel):
+class EvaluationParams(ParamsModel):
     """Monte-Carlo sandwich check and the regret windows."""
 
     mc_draws: int = Field(20000, ge=100)
     regret_window: float = Field(0.2, gt=0, le=0.5)
-    seed: int = 0
+
+
+def check_across_blocks(blocks: dict[str, Any]) -> None:
+    """Checks the project context runs before any node, beyond one block's own rules.
+
+    ``ata.runtime.device`` asking for CUDA on a machine without a GPU would otherwise fail only at the
+    training node, after the ingest nodes have written their versions.
+    """
+    runtime = blocks.get("runtime")
+    device = getattr(runtime, "device", "cpu")
+    if isinstance(device, str) and device.startswith("cuda"):
+        import torch
+
+        if not torch.cuda.is_available():
+            raise ValueError(
+                f"parameter ata.runtime.device = {device!r} asks for a GPU but none is visible; "
+                "use 'auto' or 'cpu'"
+            )

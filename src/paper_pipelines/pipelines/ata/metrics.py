@@ -1,25 +1,14 @@
-"""Evaluation: runtime / worker-time ratios, proxy regret windows, the proxy sandwich, and the figures."""
+"""The paper's measures: runtime / worker-time ratios, proxy regret windows, the proxy sandwich, and the
+loss curves against each policy's cumulative time."""
 
 from __future__ import annotations
 
-import matplotlib
-
-matplotlib.use("Agg")
-
 import numpy as np
 import pandas as pd
-from matplotlib.figure import Figure
 
 from paper_pipelines.pipelines.ata.allocation import proxy_loss
+from paper_pipelines.pipelines.ata.baselines import uta_allocations
 from paper_pipelines.pipelines.ata.cost_model import sample_unit_noise
-
-COLOURS = {
-    "FTA": "black",
-    "GTA": "tab:red",
-    "UTA": "tab:grey",
-    "ATA": "tab:blue",
-    "ATA_EMP": "tab:green",
-}
 
 
 def expected_round_time_mc(
@@ -43,6 +32,16 @@ def expected_round_time_mc(
         times = shift[workers] + spread[workers] * noise
         total += np.add.reduceat(times, starts, axis=1).max(axis=1).sum()
     return total / draws
+
+
+def sandwich_allocations(a_star: list[int], n: int, B: int, seed: int) -> dict[str, np.ndarray]:
+    """The allocations the sandwich is checked on: a*, an even spread and one uniformly random draw."""
+    rng = np.random.default_rng([seed, 3])
+    return {
+        "a_star": np.asarray(a_star),
+        "uniform": uta_allocations(n, B, 1, rng, "even")[0],
+        "random": uta_allocations(n, B, 1, rng, "random")[0],
+    }
 
 
 def sandwich_check(
@@ -135,41 +134,3 @@ def time_stamped_loss(round_log: pd.DataFrame, trajectory: pd.DataFrame) -> pd.D
             )
         )
     return pd.concat(frames, ignore_index=True)
-
-
-def loss_plot(stamped: pd.DataFrame, x: str, xlabel: str) -> Figure:
-    """Training loss versus cumulative wall-clock runtime or total worker time, one curve per policy."""
-    fig = Figure(figsize=(6, 4))
-    ax = fig.add_subplot()
-    for policy, frame in stamped.groupby("policy", sort=False):
-        ax.plot(frame[x], frame["train_loss"], label=policy, color=COLOURS.get(policy))
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel("full training loss")
-    ax.set_yscale("log")
-    ax.legend()
-    ax.grid(alpha=0.3)
-    return fig
-
-
-def regret_plot(round_log: pd.DataFrame) -> Figure:
-    """Cumulative proxy regret sum_k (l(a^k, mu) - l(a*, mu)) / l(a*, mu) of every allocation policy."""
-    fig = Figure(figsize=(6, 4))
-    ax = fig.add_subplot()
-    for policy, frame in round_log.groupby("policy", sort=False):
-        if frame["proxy_ratio"].isna().all() or policy == "FTA":
-            continue  # GTA has no allocation; FTA's regret is 0 by definition
-        frame = frame.sort_values("k")
-        ax.plot(
-            frame["k"],
-            (frame["proxy_ratio"] - 1.0).cumsum(),
-            label=policy,
-            color=COLOURS.get(policy),
-        )
-    ax.set_xlabel("round k")
-    ax.set_ylabel("cumulative proxy regret / l(a*, mu)")
-    ax.set_xscale("log")
-    ax.set_yscale("symlog", linthresh=1.0)
-    ax.set_ylim(bottom=0.0)
-    ax.legend()
-    ax.grid(alpha=0.3)
-    return fig
