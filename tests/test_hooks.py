@@ -44,13 +44,19 @@ def test_failed_run_is_recorded_and_keeps_earlier_versions(project_copy):
 
 
 def test_node_failure_writes_a_failed_run_record(project_copy):
-    with pytest.raises(Exception, match="dlp.model.path"):
-        run_session(
-            project_copy,
-            "dlp",
-            env="fast",
-            runtime_params={"dlp.model.source": "hf", "dlp.model.path": "/no/such/model"},
-        )
+    # a valid value that only a node can find too large for the corpus: the run fails mid-way
+    with pytest.raises(Exception, match="dlp.data.eval_windows"):
+        run_session(project_copy, "dlp", env="fast", runtime_params={"dlp.data.eval_windows": 5000})
     record = latest_json(project_copy / "data/fast/09_tracking/run_record.json")
-    assert record["status"] == "failed" and "dlp.model.path" in record["error"]
+    assert record["status"] == "failed" and "dlp.data.eval_windows" in record["error"]
     assert not (project_copy / "data/fast/08_reporting").exists()
+
+
+def test_a_gpu_device_without_a_gpu_fails_before_any_node(project_copy):
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU")
+    with pytest.raises(ValueError, match=r"tca.runtime.device = 'cuda'.*no CUDA GPU"):
+        run_session(project_copy, "tca", env="fast", runtime_params={"tca.runtime.device": "cuda"})
+    assert not files_under(project_copy / "data/fast")

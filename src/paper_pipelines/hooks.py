@@ -36,6 +36,7 @@ class InputCheckHooks:
                 f"a top-level key named after its slug in {files}; restore that file (git checkout "
                 f"conf/base/parameters/) or pass the keys with --params."
             )
+        _check_devices(pipeline, catalog)
         for name in sorted(pipeline.inputs()):
             if name.startswith("params:") or name == "parameters" or name not in catalog:
                 continue
@@ -48,6 +49,29 @@ class InputCheckHooks:
                     f"Input dataset '{name}' has no data at {described}. Run the nodes that produce it "
                     f"first (kedro run --pipeline={name.split('.')[0]}), or place the file there; "
                     f"nothing was run or written."
+                )
+
+
+def _check_devices(pipeline, catalog) -> None:
+    """A `runtime.device` of cuda on a machine without a GPU fails here, before any node writes.
+
+    Validation cannot check this (conf/paper asks for cuda and is validated on CPU machines), so it is
+    checked for the run that is about to start; torch is imported only when a GPU is requested.
+    """
+    from paper_pipelines.common.params import RuntimeParams
+
+    for name in sorted(pipeline.inputs()):
+        if not name.startswith("params:") or name not in catalog:
+            continue
+        block = catalog.load(name)
+        if isinstance(block, RuntimeParams) and block.device.startswith("cuda"):
+            import torch
+
+            if not torch.cuda.is_available():
+                key = name.removeprefix("params:")
+                raise ValueError(
+                    f"parameter {key}.device = {block.device!r}, but no CUDA GPU is visible; use "
+                    f"'auto' or 'cpu' (--params \"{key}.device=auto\"); nothing was run or written."
                 )
 
 

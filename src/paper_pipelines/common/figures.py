@@ -20,16 +20,27 @@ PALETTE = (
 FIXED = {"method": PALETTE[0], "ours": PALETTE[0], "uniform": PALETTE[7], "dense": "#7f7f7f"}
 
 
-def method_colour(name: str) -> str:
-    """The colour of a method, stable across runs and papers (CRC32 of its lower-cased name)."""
+def method_colour(name: str, ours: str | None = None) -> str:
+    """The colour of a method, stable across runs and papers (CRC32 of its lower-cased name).
+
+    ``ours`` names the paper's own method, which is always drawn in the first (blue) colour.
+    """
     key = name.lower()
+    if ours is not None and key == ours.lower():
+        return PALETTE[0]
     return FIXED.get(key) or PALETTE[zlib.crc32(key.encode()) % len(PALETTE)]
 
 
 def new_figure(
-    nrows: int = 1, ncols: int = 1, figsize: tuple[float, float] = (7.0, 3.8)
+    nrows: int = 1,
+    ncols: int = 1,
+    figsize: tuple[float, float] = (7.0, 3.8),
+    subplot_kw: dict | None = None,
 ) -> tuple[Figure, Axes | list]:
-    """A Figure with its axes (one Axes, or an array for a grid), laid out tightly when saved."""
+    """A Figure with its axes (one Axes, or an array for a grid), laid out tightly when saved.
+
+    ``subplot_kw`` goes to ``Figure.subplots`` (e.g. ``{"projection": "3d"}``).
+    """
     fig = Figure(figsize=figsize, layout="constrained")
-    axes = fig.subplots(nrows, ncols, squeeze=True)
+    axes = fig.subplots(nrows, ncols, squeeze=True, subplot_kw=subplot_kw)
     return fig, axes
