@@ -48,10 +48,17 @@ CLAIMS: tuple[Claim, ...] = (
     Claim(
         id="core_error_falls_with_s",
         statement="At the smallest core size (20 by default) MKKM and SimpleMKKM weights are within "
-        "5 %, and the projection error never grows with s.",
+        "5 %, and their projection error never grows with s.",
         condition="weight_rel_error_mkkm_smallest_s <= 0.05 "
         "and weight_rel_error_simplemkkm_smallest_s <= 0.05 and projection_error_non_increasing",
         source=f"{SPEC} 2",
+    ),
+    Claim(
+        id="latefusion_error_falls_with_s",
+        statement="Late fusion's projection-core weight error never grows with s either.",
+        condition="projection_error_non_increasing_latefusion",
+        source=f"{SPEC} 2 (asked of MKKM and SimpleMKKM only; reported)",
+        gates=False,
     ),
     Claim(
         id="projection_beats_uniform",
@@ -118,9 +125,12 @@ def build_metrics(
             errors, algorithm, "projection", smallest
         )
     projection = errors[errors.method == "projection"].sort_values("s")
+    falls = projection.groupby("algorithm").rel_error.apply(lambda e: e.is_monotonic_decreasing)
+    # spec check 2 asks it of MKKM and SimpleMKKM; late fusion is reported beside them
     metrics["projection_error_non_increasing"] = bool(
-        projection.groupby("algorithm").rel_error.apply(lambda e: e.is_monotonic_decreasing).all()
+        falls.reindex(["mkkm", "simplemkkm"]).fillna(False).all()
     )
+    metrics["projection_error_non_increasing_latefusion"] = bool(falls.get("latefusion", False))
     metrics["uniform_weight_rel_error_simplemkkm_largest_s"] = error_at(
         errors, "simplemkkm", "uniform", max(core.sizes_sampling)
     )
