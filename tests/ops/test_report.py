@@ -1,0 +1,71 @@
+"""The scoreboard and the pages' results sections, built from real fast runs in a temporary data root."""
+
+from __future__ import annotations
+
+import re
+import shutil
+
+import pandas as pd
+import pytest
+
+from paper_pipelines.ops.report import BEGIN, END, build, section_of
+from tests.kedro_helpers import PROJECT_ROOT, make_project_copy, run_session
+
+PAPERS = ("ata", "srca")  # two of the fastest papers
+
+
+@pytest.fixture(scope="module")
+def reported(tmp_path_factory):
+    project = make_project_copy(tmp_path_factory.mktemp("report") / "project")
+    shutil.copytree(PROJECT_ROOT / "docs", project / "docs")
+    shutil.copy(PROJECT_ROOT / "README.md", project / "README.md")
+    for slug in PAPERS:
+        run_session(project, slug, env="fast")
+    problems = build(project, list(PAPERS), env="fast")
+    assert problems == []
+    return project
+
+
+def test_scoreboard_lists_every_claim_of_both_papers_and_the_planned_ones(reported):
+    import importlib
+
+    board = (reported / "docs/results.md").read_text()
+    for slug in PAPERS:
+        claims = importlib.import_module(f"paper_pipelines.pipelines.{slug}.report").CLAIMS
+        assert f"[{slug}](papers/{slug}.md)" in board
+        for claim in claims:
+            assert f"| {slug} | {claim.id} |" in board, claim.id
+    assert "| vilamp | not implemented yet |" in board
+    assert (reported / "docs/results/ata.png").is_file()
+
+
+def test_pages_carry_the_generated_section_of_the_run_they_cite(reported):
+    for slug in PAPERS:
+        section = section_of((reported / f"docs/papers/{slug}.md").read_text())
+        assert section.startswith(BEGIN) and section.endswith(END)
+        assert "env `fast`" in section and "| method |" in section
+
+
+def test_a_claim_that_does_not_hold_is_shown_not_reproduced(reported):
+    claims_dir = reported / "data/fast/08_reporting/ata/claims.parquet"
+    version = sorted(p.name for p in claims_dir.iterdir())[-1]
+    claims = pd.read_parquet(claims_dir / version / "claims.parquet")
+    board = (reported / "docs/results.md").read_text()
+    for row in claims.itertuples():
+        line = next(x for x in board.splitlines() if x.startswith(f"| ata | {row.claim} |"))
+        assert line.rstrip(" |").endswith("yes" if row.holds else "no")
+
+
+def test_check_passes_on_the_same_run_and_fails_on_a_hand_edited_number(reported):
+    assert build(reported, list(PAPERS), env="fast", check=True) == []
+    page = reported / "docs/papers/srca.md"
+    text = page.read_text()
+    section = section_of(text)
+    number = re.search(r"\| (\d+\.\d+) \|", section.split("\n", 3)[3])
+    edited = section.replace(f"| {number[1]} |", "| 12345.6 |", 1)
+    page.write_text(text.replace(section, edited))
+    try:
+        problems = build(reported, ["srca"], env="fast", check=True)
+    finally:
+        page.write_text(text)
+    assert problems and "differ" in problems[0] and "12345.6" in problems[0]
