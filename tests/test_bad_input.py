@@ -207,3 +207,18 @@ def test_bad_parameter_fails_before_anything_is_written(project, slug, case, blo
     message = str(failure.value)
     assert key in message, f"the error does not name {key}: {message}"
     assert files_under(data_root) == before, "a failed run wrote files"
+
+
+def test_a_list_given_as_a_mapping_in_a_conf_file_names_the_key(project):
+    """OmegaConf's own message ("Cannot merge incompatible container types") names no key."""
+    env = project / "conf" / "bad"
+    shutil.rmtree(env, ignore_errors=True)
+    shutil.copytree(project / "conf" / "fast", env)
+    path = env / "parameters" / "dlp.yml"
+    params = yaml.safe_load(path.read_text())
+    _set(params, "dlp.pruner.bases", {"oops": 1})
+    path.write_text(yaml.safe_dump(params))
+    before = files_under(project / "data")
+    with pytest.raises(Exception, match=r"dlp.pruner.bases has a different shape in conf/bad"):
+        run_session(project, "dlp", env="bad")
+    assert files_under(project / "data") == before
