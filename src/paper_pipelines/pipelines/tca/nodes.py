@@ -8,6 +8,7 @@ from typing import Any
 import pandas as pd
 from matplotlib.figure import Figure
 
+from paper_pipelines.common.claims import evaluate_claims
 from paper_pipelines.common.runtime import apply_runtime, seed_everything
 from paper_pipelines.pipelines.tca import adaptation, data, digits_c, figures, report, source_model
 from paper_pipelines.pipelines.tca.data import CifarCFolder
@@ -217,7 +218,7 @@ def build_metrics(
 
 def check_claims(metrics: dict[str, Any]) -> pd.DataFrame:
     """Each claim of the paper with our values, the paper's and whether it holds in this run."""
-    return report.claims_table(metrics)
+    return evaluate_claims(report.CLAIMS, metrics, "tca")
 
 
 def build_results(

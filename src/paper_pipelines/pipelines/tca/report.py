@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from paper_pipelines.common.claims import Claim, evaluate_claims
+from paper_pipelines.common.claims import Claim
 from paper_pipelines.common.reporting import check_metrics_contract
 from paper_pipelines.common.reporting import results_table as one_row_per_method
 from paper_pipelines.pipelines.tca import digits_c
@@ -23,64 +23,101 @@ METRICS: tuple[str, ...] = (
     "acc_tent",
     "time_ratio_tca_over_tent",
     "corruptions_improved",
+    "corruptions_not_worse",
+    "gain_linear_tca_over_best_tta",
 )
 
-# The spec's acceptance checks 1, 2 and 4-6 and the paper's efficiency claim, checked on every run
-# (common.claims); check 3 (bit parity with the official code) is benchmarks/tca_official_parity.py.
-# The paper's numbers: abstract / Fig. 1b (CIFAR-10-C, LinearTCA vs the best TTA baseline).
-FIG_1B = "abstract and Fig. 1b (CIFAR-10-C, time and peak GPU memory vs the best TTA baseline)"
+# The spec's acceptance checks 1, 2 and 4-6 gate, each condition as the spec writes it (check 3, bit
+# parity with the official code, is benchmarks/tca_official_parity.py; check 7, the fast run's wall
+# time, is tests/pipelines/tca/test_pipeline.py). The abstract's claims are reported only. A claim whose
+# metric this run did not measure (None: the forgetting check at paper scale, the memory probe when
+# disabled) does not hold. The paper's own numbers are the abstract's; per-table cells were not
+# retrievable (spec, "Paper's data").
+FIG_1B = "abstract; Fig. 1b (CIFAR-10-C, time and peak GPU memory vs the best TTA baseline)"
 CLAIMS: tuple[Claim, ...] = (
     Claim(
         id="linear_tca_beats_source",
-        statement="LinearTCA improves the source model by at least 1.5 pt without any weight update.",
+        statement="LinearTCA improves the source model's mean accuracy by at least 1.5 pt without any "
+        "weight update.",
         condition="acc_linear_tca >= acc_source + 1.5",
+        source="spec check 1",
     ),
     Claim(
         id="linear_tca_most_corruptions",
-        statement="LinearTCA is strictly better than the source model on at least 10 of 12 corruptions.",
-        condition="corruptions_improved >= 10 / 12 * n_corruptions",
+        statement="LinearTCA is at least as accurate as the source model on at least 10 of the 12 "
+        "corruptions.",
+        condition="corruptions_not_worse >= 10 / 12 * n_corruptions",
+        source="spec check 1",
     ),
     Claim(
         id="correlation_alignment_matters",
         statement="Correlation alignment adds at least 1 pt over mean alignment alone (W = I).",
         condition="acc_linear_tca >= acc_mean_only + 1.0",
+        source="spec check 2",
     ),
     Claim(
         id="tca_step_cheap",
-        statement="The TCA step costs at most 10 % of Tent's adaptation time.",
+        statement="The TCA step costs at most 10 % of Tent's adaptation time on the same domains.",
         condition="time_ratio_tca_over_tent <= 0.10",
         paper={"time_ratio_tca_over_tent": 0.006},
-        source=FIG_1B,
-    ),
-    Claim(
-        id="tca_memory_small",
-        statement="The TCA step's peak extra memory is below Tent's.",
-        condition="tca_peak_bytes < tent_peak_bytes",
-        paper={"mem_ratio_tca_over_tent": 0.04},
-        source=FIG_1B,
+        source="spec check 4; paper: " + FIG_1B,
     ),
     Claim(
         id="tca_memory_bound",
         statement="The TCA step's peak extra memory is at most two d x d matrices plus the N x d "
-        "embeddings (spec check 4, literal form).",
+        "embeddings (float32).",
         condition="tca_peak_bytes <= 2 * 4 * embedding_dim ** 2 + embedding_bytes",
+        source="spec check 4",
     ),
     Claim(
         id="no_forgetting",
         statement="LinearTCA leaves the weights bit-identical, so clean accuracy is unchanged.",
         condition="weights_unchanged_by_tca and clean_acc_after_linear_tca == clean_acc_source",
+        source="spec check 5",
+    ),
+    Claim(
+        id="plug_in_t3a_not_harmful",
+        statement="LinearTCA+ on T3A costs at most 0.5 pt of T3A's mean accuracy.",
+        condition="acc_t3a_tca >= acc_t3a - 0.5",
+        source="spec check 6",
+    ),
+    Claim(
+        id="plug_in_tent_not_harmful",
+        statement="LinearTCA+ on Tent costs at most 1.5 pt of Tent's mean accuracy.",
+        condition="acc_tent_tca >= acc_tent - 1.5",
+        source="spec check 6",
     ),
     Claim(
         id="tent_forgets",
-        statement="Continual Tent lowers the clean accuracy (the paper's Fig. 1c).",
+        statement="Continual Tent lowers the clean accuracy of the model it adapts.",
         condition="clean_acc_after_continual_tent < clean_acc_source",
-        source="Fig. 1c",
+        source="spec check 5 (reported); paper: Fig. 1c",
         gates=False,
     ),
     Claim(
-        id="plug_in_not_harmful",
-        statement="LinearTCA+ costs at most 0.5 pt on T3A and 1.5 pt on Tent (spec check 6).",
-        condition="acc_t3a_tca >= acc_t3a - 0.5 and acc_tent_tca >= acc_tent - 1.5",
+        id="tca_memory_small",
+        statement="The TCA step's peak extra memory is a fraction of Tent's.",
+        condition="mem_ratio_tca_over_tent < 1",
+        paper={"mem_ratio_tca_over_tent": 0.04},
+        source=FIG_1B,
+        gates=False,
+    ),
+    Claim(
+        id="linear_tca_beats_best_tta",
+        statement="LinearTCA is more accurate than the best TTA baseline (the best of BN, Tent, T3A).",
+        condition="gain_linear_tca_over_best_tta > 0",
+        paper={"gain_linear_tca_over_best_tta": 5.88},
+        source="v1 abstract (OfficeHome; read as the gain over the best baseline, which v2 restates "
+        "as 'higher accuracy ... compared to the best TTA baseline')",
+        gates=False,
+    ),
+    Claim(
+        id="linear_tca_plus_boosts",
+        statement="LinearTCA+ raises the mean accuracy of every TTA method it is plugged into "
+        "(BN, Tent, T3A).",
+        condition="acc_bn_tca > acc_bn and acc_tent_tca > acc_tent and acc_t3a_tca > acc_t3a",
+        source="abstract ('a plug-and-play module that can easily boost existing TTA methods')",
+        gates=False,
     ),
 )
 
@@ -187,6 +224,7 @@ def metrics(
     tent_s = float(secs.get("tent", math.nan))
     tca_s = float(secs.get("source+tca", math.nan))
     src_s = float(secs.get("source", math.nan))
+    improved = {"source+tca", "source"} <= set(per.columns)
     values: dict[str, Any] = {
         "severity": int(metric_severity),
         "n_corruptions": int(len(per)),
@@ -197,48 +235,46 @@ def metrics(
         "acc_tent": acc("tent"),
         "time_ratio_tca_over_tent": _ratio(tca_s, tent_s),
         "corruptions_improved": int((per["source+tca"] > per["source"]).sum())
-        if {"source+tca", "source"} <= set(per.columns)
+        if improved
+        else None,
+        "corruptions_not_worse": int((per["source+tca"] >= per["source"]).sum())
+        if improved
         else None,
     }
-    for method in (
-        "bn",
-        "t3a",
-        "bn+tca",
-        "tent+tca",
-        "t3a+tca",
-        "source+tca_adam",
-        "source+tca_eig",
-    ):
+    # the baselines and LinearTCA+ rows the claims read: None when a method was not run
+    for method in ("bn", "t3a", "bn+tca", "tent+tca", "t3a+tca"):
+        values["acc_" + method.replace("+", "_")] = acc(method)
+    for method in ("source+tca_adam", "source+tca_eig"):
         if method in mean.index:
             values["acc_" + method.replace("+", "_")] = acc(method)
+    baselines = [values[k] for k in ("acc_bn", "acc_tent", "acc_t3a") if values[k] is not None]
+    values["gain_linear_tca_over_best_tta"] = (
+        round(values["acc_linear_tca"] - max(baselines), 3)
+        if baselines and values["acc_linear_tca"] is not None
+        else None
+    )
     values["time_ratio_linear_tca_total_over_tent"] = _ratio(src_s + tca_s, tent_s)
+    values["mem_ratio_tca_over_tent"] = None
     if "peak_bytes" in cost.columns:
         mem = cost.set_index("method")["peak_bytes"]
         if {"tent", "source+tca"} <= set(mem.dropna().index):
             values["mem_ratio_tca_over_tent"] = _ratio(float(mem["source+tca"]), float(mem["tent"]))
+    # None when not measured (no clean split at paper scale, or the check disabled)
     for key in (
         "clean_acc_source",
         "clean_acc_after_linear_tca",
         "clean_acc_after_continual_tent",
         "weights_unchanged_by_tca",
     ):
-        if key in forgetting:
-            values[key] = forgetting[key]
+        values[key] = forgetting.get(key)
     if "clean_test_accuracy" in training_log:
         values["clean_acc_source_training"] = round(float(training_log["clean_test_accuracy"]), 3)
-    if memory:
-        values["tca_peak_bytes"] = memory["linear_tca_step"]
-        values["tent_peak_bytes"] = memory["tent"]
-        values["embedding_bytes"] = memory["embedding_bytes"]
-        values["embedding_dim"] = memory["d"]
+    probe = memory or {}
+    values["tca_peak_bytes"] = probe.get("linear_tca_step")
+    values["tent_peak_bytes"] = probe.get("tent")
+    values["embedding_bytes"] = probe.get("embedding_bytes")
+    values["embedding_dim"] = probe.get("d")
     return check_metrics_contract(values, METRICS, "tca")
-
-
-def claims_table(metrics: dict[str, Any]) -> pd.DataFrame:
-    """The ``tca.claims`` table; a claim whose metric this run did not measure (e.g. the forgetting
-    check at paper scale, where there is no clean split) does not hold."""
-    unmeasured = {k: None for claim in CLAIMS for k in claim.metric_keys if k not in metrics}
-    return evaluate_claims(CLAIMS, {**unmeasured, **metrics}, "tca")
 
 
 def _ratio(a: float, b: float) -> float | None:
@@ -248,7 +284,8 @@ def _ratio(a: float, b: float) -> float | None:
 
 
 def results_table(accuracy: pd.DataFrame, cost: pd.DataFrame, metric_severity: int) -> pd.DataFrame:
-    """Method x metric: mean accuracy per severity, gain over its base, corruptions improved, cost."""
+    """Method x metric: mean accuracy per severity, gain over its base and corruptions improved at the
+    metric severity, seconds and probed peak bytes, then the metric severity's accuracy per corruption."""
     mean = accuracy.pivot_table(
         index="method", columns="severity", values="accuracy", aggfunc="mean"
     )
@@ -272,5 +309,9 @@ def results_table(accuracy: pd.DataFrame, cost: pd.DataFrame, metric_severity: i
         row["peak_bytes"] = (
             float(c["peak_bytes"].iloc[0]) if len(c) and "peak_bytes" in c else np.nan
         )
+        for corruption in per.index:  # the metric severity's accuracy per corruption
+            row[f"sev{metric_severity}_{corruption}"] = (
+                round(float(per.loc[corruption, method]), 3) if method in per.columns else np.nan
+            )
         rows.append(row)
     return one_row_per_method(rows)
