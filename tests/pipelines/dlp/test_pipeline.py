@@ -72,8 +72,8 @@ def _latest_parquet(path):
 
 def test_pruning_runs_table_covers_every_allocation_and_base(fast_run):
     runs = _latest_parquet(fast_run / "data/fast/07_model_output/dlp/pruning_runs_table.parquet")
-    assert len(runs) == 9  # 3 allocations x 3 base pruners (conf/fast/parameters/dlp.yml)
-    assert set(runs["allocation"]) == {"uniform", "owl", "dlp"}
+    assert len(runs) == 12  # 4 allocations x 3 base pruners (conf/fast/parameters/dlp.yml)
+    assert set(runs["allocation"]) == {"uniform", "owl", "dlp", "dlp_mean"}
     assert set(runs["base"]) == {"wanda", "sparsegpt", "magnitude"}
     assert (runs["perplexity"] > 1).all()
     assert (runs["actual_sparsity"].between(0.45, 0.55)).all()
@@ -82,10 +82,10 @@ def test_pruning_runs_table_covers_every_allocation_and_base(fast_run):
 def test_results_have_one_row_per_method_at_the_headline_setting(fast_run):
     results = _latest_parquet(fast_run / "data/fast/08_reporting/dlp/results.parquet")
     metrics = latest_json(fast_run / "data/fast/08_reporting/dlp/metrics.json")
-    assert list(results["method"]) == ["uniform", "owl", "dlp"]
+    assert list(results["method"]) == ["uniform", "owl", "dlp", "dlp_mean"]
     assert set(results["base"]) == {"wanda"} and set(results["target_sparsity"]) == {0.5}
     by_method = results.set_index("method")
-    for method in ("uniform", "owl", "dlp"):
+    for method in ("uniform", "owl", "dlp", "dlp_mean"):
         assert by_method.loc[method, "perplexity"] == metrics[f"ppl_{method}"]
     assert (results["dense_perplexity"] == metrics["dense_ppl"]).all()
 
@@ -96,13 +96,18 @@ def test_metrics_keep_the_contract_and_every_claim_is_checked(fast_run):
     metrics = latest_json(fast_run / "data/fast/08_reporting/dlp/metrics.json")
     assert set(METRICS) <= set(metrics)
     claims = _latest_parquet(fast_run / "data/fast/08_reporting/dlp/claims.parquet")
+    # one row per claim with a bool verdict; the fast scale decides no claim, so none is asserted
     assert list(claims["claim"]) == [c.id for c in CLAIMS]
-    assert claims["holds"].dtype == bool
+    assert claims["holds"].dtype == bool and claims["gates"].dtype == bool
+    assert list(claims["gates"]) == [c.gates for c in CLAIMS]
+    assert (claims["ours"] != "").all()
+    by_claim = claims.set_index("claim")
+    assert by_claim.loc["dlp_beats_owl", "paper"] == "ppl_owl = 30.58, ppl_dlp = 22.79"
 
 
 def test_allocation_json_has_mean_sparsity_equal_to_target(fast_run):
     sparsities = latest_json(fast_run / "data/fast/07_model_output/dlp/layer_sparsities.json")
-    for key in ("uniform@0.5", "owl@0.5", "dlp@0.5"):
+    for key in ("uniform@0.5", "owl@0.5", "dlp@0.5", "dlp_mean@0.5"):
         assert abs(sum(sparsities[key]) / len(sparsities[key]) - 0.5) < 1e-9
 
 
@@ -144,7 +149,10 @@ def test_same_seed_same_metrics(fast_run, project_copy):
         ({"dlp.pruner.bases": ["obs"]}, r"dlp\.pruner\.bases\.0"),
         ({"dlp.data.eval_windows": 5000}, r"lower dlp\.data\.eval_windows"),
         ({"dlp.model.source": "hf"}, r"dlp\.model\.source = 'hf'"),
-        ({"dlp.pruner.default_method": "dlp_mean"}, r"dlp\.pruner\.default_method='dlp_mean'"),
+        (
+            {"dlp.allocation.methods": ["uniform", "owl", "dlp"]},
+            r"must include uniform, owl, dlp, dlp_mean.*\['dlp_mean'\] missing",
+        ),
         ({"dlp.data.source": "c4_wikitext2"}, r"dlp\.c4_train, dlp\.wikitext2_test.*--env paper"),
     ],
 )

@@ -167,6 +167,7 @@ def zero_shot(pruned_model: CausalLM, evaluation: EvaluationParams) -> dict[str,
 def summarise(
     pruning_runs: pd.DataFrame,
     dense_ppl: float,
+    layer_sparsities: dict[str, Any],
     recovery_result: dict[str, Any],
     zero_shot_result: dict[str, Any],
     allocation: AllocationParams,
@@ -174,9 +175,16 @@ def summarise(
 ) -> tuple[dict[str, Any], pd.DataFrame]:
     """The headline metrics and the results table (one row per allocation method)."""
     metrics = report.build_metrics(
-        pruning_runs, dense_ppl, recovery_result, zero_shot_result, allocation, pruner
+        pruning_runs,
+        dense_ppl,
+        layer_sparsities,
+        recovery_result,
+        zero_shot_result,
+        allocation,
+        pruner,
     )
-    return metrics, report.build_results(pruning_runs, dense_ppl, allocation, pruner)
+    results = report.build_results(pruning_runs, dense_ppl, layer_sparsities, allocation, pruner)
+    return metrics, results
 
 
 def check_claims(metrics: dict[str, Any]) -> pd.DataFrame:

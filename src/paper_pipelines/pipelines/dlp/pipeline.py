@@ -94,6 +94,7 @@ def create_pipeline(**kwargs) -> Pipeline:
                 [
                     "pruning_runs_table",
                     "dense_ppl",
+                    "layer_sparsities_json",
                     "lora_recovery_json",
                     "zero_shot_json",
                     "params:allocation",
