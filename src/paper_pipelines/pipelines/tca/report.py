@@ -285,7 +285,8 @@ def _ratio(a: float, b: float) -> float | None:
 
 def results_table(accuracy: pd.DataFrame, cost: pd.DataFrame, metric_severity: int) -> pd.DataFrame:
     """Method x metric: mean accuracy per severity, gain over its base and corruptions improved at the
-    metric severity, seconds and probed peak bytes, then the metric severity's accuracy per corruption."""
+    metric severity, probed peak bytes, then the metric severity's accuracy per corruption (no timings:
+    they are in the cost table, so that a re-run on the same code gives the same table)."""
     mean = accuracy.pivot_table(
         index="method", columns="severity", values="accuracy", aggfunc="mean"
     )
@@ -304,8 +305,7 @@ def results_table(accuracy: pd.DataFrame, cost: pd.DataFrame, metric_severity: i
         else:
             row[f"gain_over_base_sev{metric_severity}"] = np.nan
             row[f"improved_sev{metric_severity}"] = np.nan
-        c = cost[cost["method"] == method]
-        row["seconds"] = float(c["seconds"].iloc[0]) if len(c) else np.nan
+        c = cost[cost["method"] == method]  # seconds stay in tca.cost_table: a re-run moves them
         row["peak_bytes"] = (
             float(c["peak_bytes"].iloc[0]) if len(c) and "peak_bytes" in c else np.nan
         )
