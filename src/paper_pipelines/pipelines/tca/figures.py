@@ -7,7 +7,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from paper_pipelines.common.figures import method_colour, new_figure
-from paper_pipelines.pipelines.tca.report import LABELS, method_order
+from paper_pipelines.pipelines.tca.report import LABELS, METHOD_BASE, method_order
 
 
 def _step_label(method: str) -> str:
@@ -20,6 +20,10 @@ def accuracy_per_corruption(accuracy: pd.DataFrame, metric_severity: int) -> Fig
     at = accuracy[accuracy["severity"] == metric_severity]
     per = at.pivot(index="corruption", columns="method", values="accuracy")
     methods = method_order(list(per.columns))
+
+    def plus(method: str) -> bool:
+        return METHOD_BASE.get(method) not in (None, "source")
+
     fig, ax = new_figure(figsize=(max(8, 1.1 * len(per)), 4.5))
     width = 0.8 / len(methods)
     x = np.arange(len(per))
@@ -30,6 +34,10 @@ def accuracy_per_corruption(accuracy: pd.DataFrame, metric_severity: int) -> Fig
             width,
             label=LABELS.get(m, m),
             color=method_colour(m),
+            # LinearTCA+ on a TTA baseline hatched: hashed colours can coincide with another method's
+            hatch="///" if plus(m) else None,
+            edgecolor="white" if plus(m) else None,
+            linewidth=0,
         )
     ax.set_xticks(x, list(per.index), rotation=35, ha="right")
     ax.set_ylabel("accuracy (%)")
