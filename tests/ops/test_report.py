@@ -69,3 +69,17 @@ def test_check_passes_on_the_same_run_and_fails_on_a_hand_edited_number(reported
     finally:
         page.write_text(text)
     assert problems and "differ" in problems[0] and "12345.6" in problems[0]
+
+
+def test_check_ignores_timings_but_not_other_numbers():
+    from paper_pipelines.ops.report import comparable
+
+    page = (
+        "Run `r1` · commit `abc` · wall time 12 s\n"
+        "| method | acc | prune_seconds |\n|---|---|---|\n| dlp | 0.5 | 12.3 |\n\n"
+        "| claim | ours |\n|---|---|\n| c | time_ratio_a_over_b = 0.0283, acc = 0.5 |"
+    )
+    rerun = page.replace("r1", "r2").replace("12.3", "13.1").replace("0.0283", "0.0291")
+    assert comparable(page) == comparable(rerun)
+    assert comparable(page) != comparable(page.replace("| 0.5 |", "| 0.6 |"))
+    assert comparable(page) != comparable(page.replace("acc = 0.5", "acc = 0.6"))

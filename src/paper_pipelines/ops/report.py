@@ -170,9 +170,41 @@ def section_of(page: str) -> str | None:
     return BEGIN + page.split(BEGIN, 1)[1].split(END, 1)[0] + END
 
 
+# Metric and column names that hold wall-clock measurements, which no re-run reproduces to the digit.
+TIMING = re.compile(r"(time|seconds|speedup|_s$|_sec)", re.IGNORECASE)
+
+
 def comparable(section: str) -> list[str]:
-    """The lines of a section that must match on a re-run: all but the run line (ids, dates, timings)."""
-    return [line for line in section.splitlines() if not RUN_LINE.match(line)]
+    """The lines of a section that must match on a re-run of the same code.
+
+    Left out: the run line (id, date, wall time, memory); timing values, i.e. table columns and
+    ``key = value`` pairs whose name says time, seconds or speed-up.
+    """
+    source = section.splitlines()
+    lines, timing_columns = [], set()
+    for n, line in enumerate(source):
+        if RUN_LINE.match(line):
+            continue
+        if not line.startswith("|"):
+            timing_columns = set()
+            lines.append(line)
+            continue
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        following = source[n + 1] if n + 1 < len(source) else ""
+        if re.fullmatch(r"\|(-+\|)+", following.strip()):  # a header: the separator follows
+            timing_columns = {i for i, c in enumerate(cells) if TIMING.search(c)}
+        elif not re.fullmatch(r"\|(-+\|)+", line.strip()):
+            cells = ["~" if i in timing_columns else _mask_timings(c) for i, c in enumerate(cells)]
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def _mask_timings(cell: str) -> str:
+    return re.sub(
+        r"(\b\w+) = ([^,]+)",
+        lambda m: f"{m[1]} = ~" if TIMING.search(m[1]) else m[0],
+        cell,
+    )
 
 
 def planned_papers(readme: str) -> list[tuple[str, str]]:
