@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import difflib
 import inspect
+import re
 import typing
 from collections.abc import Iterable, Mapping
 from typing import Annotated, Any, Literal, TypeVar
@@ -229,8 +230,10 @@ def check_parameters(params: Mapping[str, Any], pipelines: Iterable, slugs: Iter
         errors = _cross_block_errors(params, requirements, running)
     if errors:
         slug = next(iter(sorted(running)), "<slug>")
+        # the keys go on the first line: logs and the scheduler's history keep that line
+        keys = dict.fromkeys(k for e in errors for k in re.findall(r"\b[a-z_]\w*(?:\.\w+)+", e))
         raise ParameterError(
-            "Invalid parameters, nothing was run or written:\n- "
+            f"Invalid parameters {', '.join(keys) or '(see below)'}; nothing was run or written:\n- "
             + "\n- ".join(errors)
             + "\n"
             + fix_hint(slug)
