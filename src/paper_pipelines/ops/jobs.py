@@ -249,6 +249,13 @@ def run_attempt(
     version, record = find_run_record(root, before, log_text, entry)
     if outcome == "failed" and reason is None:
         reason = _last_error_line(log_text)
+    # A parameter error fails identically on every try: say which entry, and do not retry it.
+    config_error = outcome == "failed" and "ParameterError" in log_text
+    if config_error:
+        reason = (
+            f"invalid parameters for schedule entry {entry.name} (fix its params in schedules.yml "
+            f"or the paper's parameters; not retried): {reason}"
+        )
     if outcome == "success" and record is not None and record.get("status") != "success":
         outcome, reason = "failed", "run record says the run failed"  # defensive: trust the record
     quarantined: list[str] = []
@@ -276,6 +283,7 @@ def run_attempt(
         "outcome": outcome,
         "returncode": returncode,
         "reason": reason,
+        "retryable": not config_error,
         "started_at": started_at.isoformat(timespec="milliseconds"),
         "finished_at": finished_at.isoformat(timespec="milliseconds"),
         "duration_s": round(duration, 3),
@@ -362,7 +370,11 @@ def _attempts(ctx: JobContext, entry: ScheduleEntry, scheduled_for: str, trigger
                 "started_at": now_iso(),
             }
         outcome = result["outcome"]
-        last = outcome in ("success", "cancelled") or attempt == attempts
+        last = (
+            outcome in ("success", "cancelled")
+            or not result.get("retryable", True)
+            or attempt == attempts
+        )
         result["final"] = last
         ctx.history.append(result)
         level = logging.INFO if outcome == "success" else logging.WARNING
