@@ -58,7 +58,7 @@ def _check_devices(pipeline, catalog) -> None:
     Validation cannot check this (conf/paper asks for cuda and is validated on CPU machines), so it is
     checked for the run that is about to start; torch is imported only when a GPU is requested.
     """
-    from paper_pipelines.common.params import RuntimeParams
+    from paper_pipelines.common.params import ParameterError, RuntimeParams
 
     for name in sorted(pipeline.inputs()):
         if not name.startswith("params:") or name not in catalog:
@@ -69,7 +69,7 @@ def _check_devices(pipeline, catalog) -> None:
 
             if not torch.cuda.is_available():
                 key = name.removeprefix("params:")
-                raise ValueError(
+                raise ParameterError(
                     f"parameter {key}.device = {block.device!r}, but no CUDA GPU is visible; use "
                     f"'auto' or 'cpu' (--params \"{key}.device=auto\"); nothing was run or written."
                 )

@@ -9,7 +9,7 @@ samples), ``"sim"`` (task times and each policy's draws), ``"evaluation"`` (sand
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -26,7 +26,6 @@ __all__ = [
     "Seed",
     "SimParams",
     "WorkersParams",
-    "check_across_blocks",
 ]
 
 
@@ -105,21 +104,3 @@ class EvaluationParams(ParamsModel):
 
     mc_draws: int = Field(20000, ge=100)
     regret_window: float = Field(0.2, gt=0, le=0.5)
-
-
-def check_across_blocks(blocks: dict[str, Any]) -> None:
-    """Checks the project context runs before any node, beyond one block's own rules.
-
-    ``ata.runtime.device`` asking for CUDA on a machine without a GPU would otherwise fail only at the
-    training node, after the ingest nodes have written their versions.
-    """
-    runtime = blocks.get("runtime")
-    device = getattr(runtime, "device", "cpu")
-    if isinstance(device, str) and device.startswith("cuda"):
-        import torch
-
-        if not torch.cuda.is_available():
-            raise ValueError(
-                f"parameter ata.runtime.device = {device!r} asks for a GPU but none is visible; "
-                "use 'auto' or 'cpu'"
-            )
