@@ -15,7 +15,7 @@ import inspect
 import re
 import typing
 from collections.abc import Iterable, Mapping
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
@@ -283,7 +283,6 @@ def _model_of(ann: Any) -> type[BaseModel] | None:
 
 
 __all__ = [
-    "Literal",
     "ParameterError",
     "ParamsModel",
     "RuntimeParams",
