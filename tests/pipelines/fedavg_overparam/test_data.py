@@ -133,3 +133,9 @@ def test_cross_block_rules_name_the_keys():
 def test_widths_need_two_increasing_positive_entries(widths, message):
     with pytest.raises(ValueError, match=message):
         parameters.KernelRegimeParams(widths=widths)
+
+
+def test_kernel_regime_must_run_the_non_iid_split():
+    assert parameters.KernelRegimeParams(splits=["iid", "noniid"]).splits == ["iid", "noniid"]
+    with pytest.raises(ValueError, match="splits must list noniid"):
+        parameters.KernelRegimeParams(splits=["iid"])

@@ -88,6 +88,15 @@ class KernelRegimeParams(_Schedule):
     splits: list[Literal["noniid", "iid"]] = Field(["noniid"], min_length=1)
     widths: list[Width] = Field([32, 128, 512, 1024], min_length=2, max_length=WIDTH_SLOTS)
 
+    @model_validator(mode="after")
+    def _non_iid_runs(self) -> KernelRegimeParams:
+        if "noniid" not in self.splits or len(set(self.splits)) != len(self.splits):
+            raise ValueError(
+                f"splits must list noniid (the metrics contract reads it) and no split twice, got "
+                f"{self.splits}"
+            )
+        return self
+
 
 class HeterogeneityParams(_Schedule):
     """Exp. B (Fig. 1): IID against Dirichlet non-IID FedAvg across widths, with the centralised twin."""
