@@ -99,7 +99,7 @@ def aggregate(
     thetas: Sequence[torch.Tensor], sizes: Sequence[int], weighted: bool = True
 ) -> torch.Tensor:
     """theta_{t+1} = sum_i p_i theta_{t,tau}^i (server step)."""
-    weights = aggregation_weights(sizes, weighted).to(thetas[0].dtype)
+    weights = aggregation_weights(sizes, weighted).to(thetas[0])  # dtype and device
     return torch.einsum("i,ip->p", weights, torch.stack(list(thetas)))
 
 
@@ -124,4 +124,9 @@ def model_divergence(
 ) -> float:
     """sum_i p_i ||theta_{t,tau}^i - theta_{t+1}||_2: how far the clients drift from their average."""
     weights = aggregation_weights(sizes, weighted)
-    return float(sum(w * torch.linalg.norm(t - theta) for w, t in zip(weights, local, strict=True)))
+    return float(
+        sum(
+            float(w) * float(torch.linalg.norm(t - theta))
+            for w, t in zip(weights, local, strict=True)
+        )
+    )

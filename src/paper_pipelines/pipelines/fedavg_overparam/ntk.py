@@ -50,7 +50,9 @@ def layerwise_ntk(
     n = len(x)
     with torch.enable_grad():
         out, inputs, pre = model.forward_layers(both)
-        kernel = torch.zeros(n, len(both) - n if y is not None else n, dtype=both.dtype)
+        kernel = torch.zeros(
+            n, len(both) - n if y is not None else n, dtype=both.dtype, device=both.device
+        )
         for k in range(out.shape[1]):
             deltas = torch.autograd.grad(out[:, k].sum(), pre, retain_graph=k < out.shape[1] - 1)
             for layer, a, d in zip(model.layers, inputs, deltas, strict=True):
