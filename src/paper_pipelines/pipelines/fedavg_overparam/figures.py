@@ -11,6 +11,7 @@ from paper_pipelines.common.figures import method_colour, new_figure
 from .metrics import pick
 
 A, B = "kernel_regime", "heterogeneity"
+OURS = "fedavg_noniid"  # the analysed setting, drawn in the house colour of a paper's own method
 LABELS = {
     "fedavg_noniid": "FedAvg non-IID",
     "fedavg_iid": "FedAvg IID",
@@ -33,7 +34,7 @@ def ntk_change_figure(sweep: pd.DataFrame, theory_slope: float) -> Figure:
             if series.empty:
                 continue
             kind = "global" if measure == "ntk_change" else "client-0 local"
-            ax.plot(series.index, series.values, style, color=method_colour(method),
+            ax.plot(series.index, series.values, style, color=method_colour(method, ours=OURS),
                     label=f"{LABELS[method]}, {kind}")  # fmt: skip
     base = pick(sweep, A, methods[0], "ntk_change").dropna()
     if len(base):
@@ -55,11 +56,11 @@ def linearisation_figure(sweep: pd.DataFrame, theory_slope: float) -> Figure:
             if series.empty:
                 continue
             kind = "global" if measure == "linearisation_rmse" else "client-0 local"
-            left.plot(series.index, series.values, style, color=method_colour(method),
+            left.plot(series.index, series.values, style, color=method_colour(method, ours=OURS),
                       label=f"{LABELS[method]}, {kind}")  # fmt: skip
         series = pick(sweep, A, method, "weight_rmse").dropna()
         if len(series):
-            right.plot(series.index, series.values, "-o", color=method_colour(method),
+            right.plot(series.index, series.values, "-o", color=method_colour(method, ours=OURS),
                        label=LABELS[method])  # fmt: skip
             _guide(right, series.index.to_numpy(float), float(series.iloc[0]), 2 * theory_slope)
     left.set(xscale="log", yscale="log", xlabel="width n", ylabel="RMSE f_T vs f_0 + J_0 Δθ",
@@ -78,10 +79,14 @@ def heterogeneity_figure(sweep: pd.DataFrame) -> Figure:
     for method in ("fedavg_iid", "fedavg_noniid", "centralised"):
         series = pick(sweep, B, method, "test_acc")
         left.plot(
-            series.index, series.values, "-o", color=method_colour(method), label=LABELS[method]
+            series.index,
+            series.values,
+            "-o",
+            color=method_colour(method, ours=OURS),
+            label=LABELS[method],
         )
     gap = pick(sweep, B, "fedavg_iid", "test_acc") - pick(sweep, B, "fedavg_noniid", "test_acc")
-    right.plot(gap.index, 100 * gap.values, "-o", color=method_colour("fedavg_noniid"))
+    right.plot(gap.index, 100 * gap.values, "-o", color=method_colour("fedavg_noniid", ours=OURS))
     right.axhline(0, color="grey", lw=0.8)
     left.set(xscale="log", xlabel="width n", ylabel="test accuracy", title="Exp. B: accuracy")
     right.set(xscale="log", xlabel="width n", ylabel="IID − non-IID (points)",
@@ -101,7 +106,7 @@ def fed_vs_central_figure(curves: pd.DataFrame, curve_width: str) -> Figure:
     for method, frame in sub.groupby("method"):
         style = "--" if method == "centralised" else "-"
         for ax, column in ((left, "train_loss"), (right, "test_loss")):
-            ax.plot(frame.iterations, frame[column], style, color=method_colour(method),
+            ax.plot(frame.iterations, frame[column], style, color=method_colour(method, ours=OURS),
                     label=LABELS.get(method, method))  # fmt: skip
     for ax, what in ((left, "train"), (right, "test")):
         ax.set(yscale="log", xlabel="total GD iterations (round × τ)", ylabel=f"{what} loss",
