@@ -1,0 +1,136 @@
+"""The study's bookkeeping on tiny grids: tasks, splits, gap rows, the Rademacher table, the anchors."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from paper_pipelines.pipelines.multilabel_bounds import baselines, data, study
+from paper_pipelines.pipelines.multilabel_bounds import parameters as P
+
+
+def _params():
+    d = P.DataParams.model_validate(
+        {
+            "c_max": 6,
+            "low_d": {"d": 4, "n": [20, 40], "c": [2, 6], "etas": [0.0, 0.1], "n_pool": 40,
+                      "n_test": 200, "models": ["linear", "lowrank"]},
+            "high_d": {"enabled": False, "n": [20, 40], "c": [2, 4], "etas": [0.0],
+                       "models": ["linear"], "n_pool": 40},
+            "optimistic": {"enabled": False, "n": [20, 40], "c": [2, 4], "etas": [0.0],
+                           "models": ["linear"], "n_pool": 40},
+            "multilabel": {"enabled": False, "n": [20, 40], "c": [2, 4], "models": ["lowrank"]},
+            "real": {"source": "digits", "digits_rows": 700, "n": [50, 100], "c": [2, 10],
+                     "splits": 2, "label_subsets": 3},
+        }
+    )  # fmt: skip
+    t = P.TrainParams(steps=30, n_jobs=1, losses=["squared", "hinge"])
+    return d, t
+
+
+def test_tasks_fit_the_decoupled_class_once_and_lowrank_per_c():
+    d, t = _params()
+    tasks = study.synthetic_tasks(d, t)
+    linear = [x for x in tasks if x["model"] == "linear"]
+    lowrank = [x for x in tasks if x["model"] == "lowrank"]
+    # 2 etas x 2 losses x 2 n; low-rank also x 2 c
+    assert len(linear) == 8 and {x["c_fit"] for x in linear} == {6}
+    assert len(lowrank) == 16 and {x["c_fit"] for x in lowrank} == {2, 6}
+    assert len({study.task_key(x) for x in tasks}) == len(tasks)
+    assert {x["lam"] for x in tasks} == {10.0}
+
+
+def test_fit_and_measure_give_one_row_per_task_and_c():
+    d, t = _params()
+    pools = study.synthetic_pools(d, seed=0)
+    assert set(pools) == {"low_d"} and pools["low_d"][0]["X_train"].shape == (40, 5)
+    fits = study.fit_synthetic(pools, d, P.ModelParams(rank=2), t, seed=0)
+    gaps = study.measure_synthetic(pools, fits, d, t)
+    # linear: 8 tasks x 2 c; low-rank: 16 tasks x 1 c
+    assert len(gaps) == 8 * 2 + 16
+    assert set(gaps.c) == {2, 6} and (gaps.c_used == gaps.c).all()
+    again = study.fit_synthetic(pools, d, P.ModelParams(rank=2), t, seed=0)
+    for key, params in fits["params"].items():
+        for name, value in params.items():
+            np.testing.assert_array_equal(value, again["params"][key][name])  # same seed, same fit
+    row = gaps[(gaps.model == "linear") & (gaps.loss == "hinge") & (gaps.n == 40) & (gaps.eta == 0)]
+    assert (row.gap_surrogate == row.test_surrogate - row.train_surrogate).all()
+
+
+def test_measure_columns_averages_the_chosen_labels():
+    y = np.array([[1.0, -1.0, 1.0], [-1.0, 1.0, 1.0], [1.0, 1.0, -1.0]])
+    s = np.array([[1.0, -1.0, -1.0], [-1.0, 1.0, 1.0], [1.0, -1.0, 1.0]])
+    per_label = study.per_label_measures(s, y, "hinge")
+    np.testing.assert_allclose(per_label["hamming"], [0.0, 1 / 3, 2 / 3])
+    out = study.measure_columns(per_label, s, y, np.array([0, 2]))
+    assert out["hamming"] == pytest.approx(1 / 3)
+    assert out["surrogate"] == pytest.approx((0.0 + 4 / 3) / 2)  # hinge of margins per label
+    assert set(out) == {"surrogate", "hamming", "auc_loss", "ranking"}
+
+
+def test_real_splits_are_disjoint_and_subsets_use_usable_labels():
+    d, _ = _params()
+    table = data.load_multi_digits(700, 3, np.random.default_rng(0))
+    index = study.real_splits(table, d.real, seed=0)
+    assert len(index["splits"]) == 2
+    for split in index["splits"]:
+        assert len(split["train"]) == 100 and len(split["test"]) == 600
+        assert not set(split["train"]) & set(split["test"])
+        for entry in split["subsets"].values():
+            draws2 = entry["c"]["2"]
+            assert len(draws2) == 3 and all(len(x) == 2 for x in draws2)
+            assert all(set(x) <= set(entry["usable"]) for x in draws2)
+            # c = 10 takes every usable label, once
+            assert entry["c"]["10"] == [sorted(entry["usable"])]
+    assert index["splits"][0]["train"] != index["splits"][1]["train"]
+
+
+def test_rademacher_table_has_every_quantity():
+    d, t = _params()
+    pools = study.synthetic_pools(d, seed=0)
+    rad = P.RademacherParams(mc_draws=10, sign_draws=1, restarts=2, ascent_steps=5, n=[20, 40],
+                             c=[2, 6], losses=["squared"], models=["linear", "lowrank"])  # fmt: skip
+    table = study.rademacher_study(pools, d, P.ModelParams(rank=2), rad, t, seed=0)
+    counts = table.quantity.value_counts().to_dict()
+    # per-label: 2 n; flattened: 2 n x 2 c (decoupled closed form) + 2 x 2 (low-rank ascent);
+    # loss class: 2 n x 2 c x 2 classes; local: 2 n of the low-d block
+    assert counts == {"per_label": 2, "flattened": 8, "loss_class": 8, "local_fixed_point": 2}
+    assert (table[table.quantity == "loss_class"].value > 0).all()
+    off = study.rademacher_study(pools, d, P.ModelParams(rank=2), rad.model_copy(update={"enabled": False}),
+                                 t, seed=0)  # fmt: skip
+    assert off.empty
+
+
+def test_anchor_comparison_matches_sklearn_on_a_small_problem():
+    rng = np.random.default_rng(0)
+    x = np.hstack([rng.standard_normal((300, 5)), np.ones((300, 1))]) / np.sqrt(6)
+    y = np.where(
+        x @ rng.standard_normal((6, 3)) + 0.3 * rng.standard_normal((300, 3)) > 0, 1.0, -1.0
+    )
+    anchors = P.AnchorParams(n=200)
+    table = baselines.anchor_comparison(x[:200], y[:200], x[200:], y[200:], anchors, 600, 0.1, 0)
+    by = table.set_index("method")
+    assert list(by.index) == [
+        "sklearn_logistic", "ours_logistic", "sklearn_ridge", "ours_squared", "sklearn_svc", "ours_hinge",
+    ]  # fmt: skip
+    assert (
+        abs(by.loc["ours_logistic", "test_hamming"] - by.loc["sklearn_logistic", "test_hamming"])
+        <= 0.02
+    )
+    assert (
+        abs(by.loc["ours_squared", "train_hamming"] - by.loc["sklearn_ridge", "train_hamming"])
+        <= 0.02
+    )
+    # matched radius: our weights have the sklearn norms (the constraint binds)
+    assert by.loc["ours_squared", "mean_weight_norm"] == pytest.approx(
+        by.loc["sklearn_ridge", "mean_weight_norm"], rel=1e-3
+    )
+    assert by.loc["sklearn_logistic", "strength"] == pytest.approx(0.1 * 6)
+    assert by.loc["sklearn_ridge", "strength"] == pytest.approx(10.0 / 6)
+
+
+def test_sklearn_multilabel_pool_is_unit_norm_with_bias():
+    pool = data.sklearn_multilabel_pool(100, 200, 8, 5, seed=0)
+    assert pool["X_train"].shape == (100, 9) and pool["Y_test"].shape == (200, 5)
+    np.testing.assert_allclose(np.linalg.norm(pool["X_test"], axis=1), 1.0)
+    assert set(np.unique(pool["Y_train"])) == {-1.0, 1.0}
+    assert isinstance(pool, dict) and not isinstance(pool, pd.DataFrame)
