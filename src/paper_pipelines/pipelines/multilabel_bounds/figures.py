@@ -5,16 +5,28 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
+from matplotlib.ticker import NullFormatter
 
-from paper_pipelines.common.figures import method_colour, new_figure
+from paper_pipelines.common.figures import PALETTE, method_colour, new_figure
 
 from .rates import cell_means
 
 LOSS_ORDER = ("squared", "logistic", "squared_hinge", "hinge")
 
 
+# one distinct colour per base loss; the hinge baseline in grey
+LOSS_COLOURS = {
+    "squared": PALETTE[0],
+    "logistic": PALETTE[1],
+    "squared_hinge": PALETTE[2],
+    "hinge": "#7f7f7f",
+}
+
+BLOCK_COLOURS = {"low_d": PALETTE[7], "high_d": PALETTE[0], "optimistic": PALETTE[3]}
+
+
 def _colour(loss: str) -> str:
-    return method_colour(loss, ours="squared")
+    return LOSS_COLOURS.get(loss) or method_colour(loss)
 
 
 def gap_vs_n_figure(gaps: pd.DataFrame) -> Figure:
@@ -40,6 +52,7 @@ def gap_vs_n_figure(gaps: pd.DataFrame) -> Figure:
             ax.plot(ns, top * (ns / ns[0]) ** -power, ":", color="grey", lw=1)
             ax.annotate(name, (ns[-1], top * (ns[-1] / ns[0]) ** -power), fontsize=7, color="grey")
         ax.set(xscale="log", yscale="log", xlabel="n", title=f"{block} (c = {c_show})")
+        ax.xaxis.set_minor_formatter(NullFormatter())
     axes[0].set_ylabel("surrogate gap (test - train risk)")
     axes[0].legend(fontsize=6)
     return fig
@@ -81,11 +94,13 @@ def rademacher_figure(rad: pd.DataFrame) -> Figure:
     for _, g in flat.groupby("n"):
         axes[0].plot(g.c, g.sqrt_n_value, ":", color="grey", marker="x", ms=3)
     axes[0].set(xscale="log", xlabel="c", ylabel="sqrt(n) x R_hat", title="loss class (ascent)")
+    axes[0].xaxis.set_minor_formatter(NullFormatter())
     if len(lc):
         axes[0].legend(fontsize=6)
     local = rad[rad.quantity == "local_fixed_point"]
     for block, g in local.groupby("block"):
-        axes[1].plot(g.n, g.value, marker="o", ms=3, label=block, color=method_colour(block))
+        colour = BLOCK_COLOURS.get(block, "#7f7f7f")
+        axes[1].plot(g.n, g.value, marker="o", ms=3, label=block, color=colour)
     axes[1].set(
         xscale="log", yscale="log", xlabel="n", ylabel="r* (spectral)", title="local fixed point"
     )
