@@ -111,7 +111,8 @@ def test_results_and_metrics_keep_the_contract(fast_run):
 
 def test_tree_rules_are_saved_as_text(fast_run):
     text = _latest(fast_run, "tree_rules.txt").read_text()
-    assert text.startswith("# tree fit for transfer_parity") and "|---" in text
+    assert text.startswith("# tree fit for transfer_parity") and "|--- " in text
+    assert "winners: " in text
 
 
 def test_same_seed_same_metrics(fast_run, tmp_path):

@@ -88,7 +88,11 @@ def test_tree_rules_are_text_in_raw_units():
         _rule_meta(), ["sc", "n"], ALGS, "tree", SelectorSettings(), 0.05, 0
     )
     text = selector.tree_rules(fitted, ALGS)
-    assert "sc <=" in text and "outputs (multi-hot over): ERM" in text
+    assert "sc <=" in text and text.startswith("predicted winners at each leaf")
+    # the leaves name the rule's winners: undersample below the boundary, ERM above
+    assert (
+        "winners: undersample" in text.split("sc >")[0] and "winners: ERM" in text.split("sc >")[-1]
+    )
     threshold = float(text.split("sc <=")[1].split()[0])
     assert 0.3 < threshold < 0.5  # the rule's own boundary (0.4), not a standardised value
     assert selector.tree_top_features(fitted)[0] == "sc"

@@ -121,7 +121,7 @@ def train_multilabel(
         torch.manual_seed(seed)
         net = _network(kind, x.shape[1], y.shape[1], settings.hidden)
     xt = torch.as_tensor(x, dtype=torch.float32)
-    yt = torch.as_tensor(y, dtype=torch.float32)
+    yt = torch.as_tensor(np.array(y), dtype=torch.float32)  # parquet arrays are read-only
     opt = torch.optim.Adam(net.parameters(), lr=settings.lr, weight_decay=settings.weight_decay)
     loss_fn = torch.nn.BCEWithLogitsLoss()
     for _ in range(settings.epochs):
@@ -185,13 +185,39 @@ def fit_selector(
     )
 
 
-def tree_rules(selector: FittedSelector, algorithms: list[str]) -> str:
-    """The depth-3 tree's decision rules as text (sklearn's export_text), one output per algorithm."""
-    from sklearn.tree import export_text
+def tree_leaf_sets(selector: FittedSelector, algorithms: list[str]) -> dict[int, list[str]]:
+    """The algorithms a multi-output tree predicts at each leaf (every output whose class 1 wins)."""
+    model, tree = selector.model, selector.model.tree_
+    sets = {}
+    for node in range(tree.node_count):
+        if tree.children_left[node] == -1:
+            sets[node] = [
+                a for j, a in enumerate(algorithms)
+                if model.classes_[j][int(np.argmax(tree.value[node][j][: len(model.classes_[j])]))] == 1
+            ]  # fmt: skip
+    return sets
 
-    text = export_text(selector.model, feature_names=selector.features, decimals=3)
-    legend = "outputs (multi-hot over): " + ", ".join(algorithms)
-    return legend + "\n" + text
+
+def tree_rules(selector: FittedSelector, algorithms: list[str]) -> str:
+    """The depth-3 tree's decision rules as text, each leaf naming the algorithms it picks."""
+    tree = selector.model.tree_
+    leaves = tree_leaf_sets(selector, algorithms)
+    lines = ["predicted winners at each leaf (multi-hot over " + ", ".join(algorithms) + ")"]
+
+    def walk(node: int, depth: int) -> None:
+        pad = "|   " * depth + "|--- "
+        if node in leaves:
+            picked = ", ".join(leaves[node]) or "none (random pick)"
+            lines.append(f"{pad}winners: {picked}  ({int(tree.n_node_samples[node])} tasks)")
+            return
+        name, threshold = selector.features[tree.feature[node]], tree.threshold[node]
+        lines.append(f"{pad}{name} <= {threshold:.3f}")
+        walk(tree.children_left[node], depth + 1)
+        lines.append(f"{pad}{name} >  {threshold:.3f}")
+        walk(tree.children_right[node], depth + 1)
+
+    walk(0, 0)
+    return "\n".join(lines) + "\n"
 
 
 def tree_top_features(selector: FittedSelector) -> list[str]:
