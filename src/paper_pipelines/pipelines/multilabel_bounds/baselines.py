@@ -38,7 +38,9 @@ def sklearn_weights(name: str, x: np.ndarray, y: np.ndarray, strength: float) ->
     if name == "sklearn_logistic":
         base = LogisticRegression(C=strength, fit_intercept=False, max_iter=5000, tol=1e-8)
     else:
-        base = LinearSVC(loss="hinge", C=strength, fit_intercept=False, max_iter=20000)
+        base = LinearSVC(
+            loss="hinge", C=strength, fit_intercept=False, max_iter=20000, random_state=0
+        )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         est = OneVsRestClassifier(base).fit(x, y01)
