@@ -7,7 +7,7 @@ ENV ?= base
 export KEDRO_DISABLE_TELEMETRY=1 DO_NOT_TRACK=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_DATASETS_OFFLINE=1
 export PIP_DISABLE_PIP_VERSION_CHECK=1
 
-.PHONY: install run test test-fast viz viz-build bench lint format schedule clean-fast
+.PHONY: install run test viz viz-build bench lint format schedule clean-fast side-envs
 
 $(VENV)/.installed: pyproject.toml
 	python3.11 -m venv $(VENV) 2>/dev/null || python3 -m venv $(VENV)
@@ -22,19 +22,41 @@ $(VENV)/.installed: pyproject.toml
 
 install: $(VENV)/.installed
 
+# Side environments for the tests of the production scheduler and the si_pipeline anchor: each pins a
+# package whose dependencies clash with the project's (Airflow 3; si4pipeline needs numpy<2), so each
+# has its own venv under .ci/venvs/ (kept between runs: the stamp names the pinned version).
+SIDE := .ci/venvs
+AIRFLOW_VERSION := 3.3.2
+SI4PIPELINE_VERSION := 1.0.1
+
+side-envs: $(SIDE)/airflow/.installed-$(AIRFLOW_VERSION) $(SIDE)/si4pipeline/.installed-$(SI4PIPELINE_VERSION)  ## build both (make -j2 side-envs)
+
+$(SIDE)/airflow/.installed-$(AIRFLOW_VERSION):
+	rm -rf $(SIDE)/airflow && python3.11 -m venv $(SIDE)/airflow
+	$(SIDE)/airflow/bin/pip install -q "apache-airflow==$(AIRFLOW_VERSION)"
+	# Kedro and the project come from the project's venv, after Airflow's own packages on sys.path.
+	echo "import site; site.addsitedir('$(abspath $(VENV))/lib/python3.11/site-packages')" \
+	  > $(SIDE)/airflow/lib/python3.11/site-packages/zz_project_venv.pth
+	touch $@
+
+$(SIDE)/si4pipeline/.installed-$(SI4PIPELINE_VERSION):
+	rm -rf $(SIDE)/si4pipeline && python3.11 -m venv $(SIDE)/si4pipeline
+	$(SIDE)/si4pipeline/bin/pip install -q "si4pipeline==$(SI4PIPELINE_VERSION)"
+	touch $@
+
 run: install  ## the main job: kedro run --pipeline=dlp (override with PIPELINE=<slug> ENV=fast)
-	$(VENV)/bin/kedro run --pipeline=$(PIPELINE) --env=$(ENV)
+	$(VENV)/bin/kedro run --pipelines=$(PIPELINE) --env=$(ENV)
 
 test: install  ## the whole test suite, lint included
 	$(VENV)/bin/ruff format --check src tests benchmarks
 	$(VENV)/bin/ruff check src tests benchmarks
 	$(PY) -m pytest -p no:cacheprovider tests --nbmake notebooks
 
-viz: install  ## kedro-viz on http://127.0.0.1:4141 (offline)
-	$(VENV)/bin/kedro viz run --no-browser --host 127.0.0.1 --port 4141
+viz: install  ## kedro-viz on http://127.0.0.1:4141 (offline); ENV=fast shows the fast runs' previews
+	$(VENV)/bin/kedro viz run --no-browser --host 127.0.0.1 --port 4141 $(if $(ENV:base=),--env=$(ENV))
 
-viz-build: install
-	$(VENV)/bin/kedro viz build --include-previews
+viz-build: install  ## a static kedro-viz site in build/ (ENV=fast: from the fast runs; viz build reads KEDRO_ENV)
+	$(if $(ENV:base=),KEDRO_ENV=$(ENV)) $(VENV)/bin/kedro viz build --include-previews
 
 bench: install  ## side-by-side benchmarks of every paper that has one
 	for b in benchmarks/*.py; do $(PY) $$b || exit 1; done
@@ -65,7 +87,11 @@ airflow-dags: install  ## Airflow 3 DAG files from conf/base/schedules.yml into 
 clean-fast:  ## remove smoke-run outputs (data/fast) only; default-run versions stay
 	rm -rf data/fast
 
-.PHONY: report report-check
+.PHONY: report report-check mutate
+
+mutate: install  ## mutation testing of one paper's method modules: make mutate PAPER=<slug> (slow; not in CI)
+	@test -n "$(PAPER)" || { echo "usage: make mutate PAPER=<slug>"; exit 2; }
+	$(PY) -m paper_pipelines.ops.mutate $(PAPER)
 
 report: install  ## docs/results.md and every page's results section, from the latest default run of each paper
 	$(PY) -m paper_pipelines.ops report $(if $(ENV:base=),--env=$(ENV))

@@ -28,7 +28,8 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 import numpy as np  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_VENV = Path(os.environ.get("SI4PIPELINE_VENV", "/work/venvs/si4pipeline"))
+# .ci/run builds this venv (pinned si4pipeline==1.0.1) beside the project; SI4PIPELINE_VENV points elsewhere.
+DEFAULT_VENV = Path(os.environ.get("SI4PIPELINE_VENV", ROOT / ".ci" / "venvs" / "si4pipeline"))
 HYPER = {
     "op1": {
         "soft_ipod": {"lam": 0.02},

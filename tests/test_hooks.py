@@ -4,6 +4,7 @@ import shutil
 
 import pytest
 from kedro.config import MissingConfigException
+from kedro.framework.hooks import hook_impl
 
 from tests.kedro_helpers import files_under, latest_json, run_session
 
@@ -60,3 +61,34 @@ def test_a_gpu_device_without_a_gpu_fails_before_any_node(project_copy):
     with pytest.raises(ValueError, match=r"tca.runtime.device = 'cuda'.*no CUDA GPU"):
         run_session(project_copy, "tca", env="fast", runtime_params={"tca.runtime.device": "cuda"})
     assert not files_under(project_copy / "data/fast")
+
+
+class _FailAfter:
+    """A node that fails after the run has already saved earlier nodes' versioned outputs."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    @hook_impl
+    def after_node_run(self, node) -> None:
+        if node.name == self.name:
+            raise RuntimeError(f"injected failure in {node.name}")
+
+
+def test_a_failed_run_never_becomes_latest(project_copy):
+    from kedro.framework.session import KedroSession
+
+    run_session(project_copy, "dlp", env="fast", to_nodes=["dlp.allocate_sparsity"])
+    data = project_copy / "data/fast"
+    good = {p: p.read_bytes() for p in files_under(data) if "09_tracking" not in p.parts}
+    with KedroSession.create(project_path=project_copy, env="fast") as session:
+        session._hook_manager.register(_FailAfter("dlp.allocate_sparsity"))
+        with pytest.raises(RuntimeError, match="injected failure"):
+            session.run(pipeline_names=["dlp"], to_nodes=["dlp.allocate_sparsity"])
+    record = latest_json(data / "09_tracking/run_record.json")
+    assert record["status"] == "failed"
+    assert record["quarantined"], "the failed run saved versions before failing"
+    now = {p: p.read_bytes() for p in files_under(data) if "09_tracking" not in p.parts}
+    assert now == good  # every dataset's newest version is still the good run's, byte for byte
+    quarantine = data / "09_tracking/quarantine/manual" / record["save_version"]
+    assert all((quarantine / q).exists() for q in record["quarantined"])

@@ -6,9 +6,11 @@ chromium (installed by .ci/run). The screenshot is kept under .artifacts/ for pe
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import re
+import shlex
 import shutil
 import signal
 import socket
@@ -22,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from paper_pipelines.pipeline_registry import paper_slugs
-from tests.kedro_helpers import PROJECT_ROOT
+from tests.kedro_helpers import PROJECT_ROOT, make_project_copy
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 FLAGS = [
@@ -135,3 +137,27 @@ def test_screenshot_is_kept_as_an_artefact(viz_server):
         "--window-size=1400,900", f"--screenshot={shot}", f"{url}/?pid=dlp&expandAllPipelines=true"
     )
     assert shot.exists() and shot.stat().st_size > 20_000
+
+
+def test_run_command_shown_for_a_dataset_of_another_paper_runs(viz_server, tmp_path):
+    """The metadata panel's "Run command" for srca.metrics is run as shown, in a project copy."""
+    url, _ = viz_server
+    with urllib.request.urlopen(f"{url}/api/pipelines/srca", timeout=30) as response:
+        nodes = json.load(response)["nodes"]
+    (node,) = [n for n in nodes if n["name"] == "srca.metrics"]
+    dom = chromium(
+        "--dump-dom", f"{url}/?pid=srca&sid={node['id']}&sn=srca.metrics&expandAllPipelines=true"
+    )
+    shown = re.search(r"kedro run --to-outputs=[\w.]+", html.unescape(dom))
+    assert shown, "no run command in the metadata panel"
+    assert shown.group(0) == "kedro run --to-outputs=srca.metrics"
+    project = make_project_copy(tmp_path / "project")
+    command = shlex.split(shown.group(0))
+    command[0] = str(Path(sys.executable).with_name("kedro"))
+    # the command exactly as shown; the fast environment through KEDRO_ENV, as a user may set it
+    env = {**os.environ, "KEDRO_ENV": "fast", "KEDRO_DISABLE_TELEMETRY": "1"}
+    done = subprocess.run(
+        command, cwd=project, env=env, capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
+    assert list((project / "data/fast/08_reporting/srca/metrics.json").iterdir())

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 import resource
 import subprocess
 import time
@@ -23,7 +24,8 @@ RUN_RECORD = "run_record"
 class InputCheckHooks:
     """Fail before any node runs when a parameter block or an input file is missing."""
 
-    @hook_impl
+    # First of all before_pipeline_run hooks: a refused run must not leave even a "running" record.
+    @hook_impl(tryfirst=True)
     def before_pipeline_run(self, run_params: dict[str, Any], pipeline, catalog) -> None:
         missing_params = sorted(
             name for name in pipeline.inputs() if name.startswith("params:") and name not in catalog
@@ -45,6 +47,16 @@ class InputCheckHooks:
                 continue
             if not catalog.exists(name):
                 described = getattr(dataset, "_filepath", None) or dataset
+                pinned = getattr(getattr(dataset, "_version", None), "load", None)
+                if pinned:
+                    from paper_pipelines.catalog import available_versions
+
+                    raise FileNotFoundError(
+                        f"Version {pinned} of input dataset '{name}' does not exist in {described} "
+                        f"(newest there: {', '.join(available_versions(dataset)[-5:]) or 'none'}). "
+                        f"Fix --load-versions={name}:<version> (or the schedule entry's "
+                        f"load_versions); nothing was run or written."
+                    )
                 raise FileNotFoundError(
                     f"Input dataset '{name}' has no data at {described}. Run the nodes that produce it "
                     f"first (kedro run --pipeline={name.split('.')[0]}), or place the file there; "
@@ -150,6 +162,8 @@ class RunRecordHooks:
         self._started = time.perf_counter()
         self._started_at = datetime.now(UTC).isoformat(timespec="seconds")
         self._node_seconds, self._node_start = {}, {}
+        # Written now and completed at the end: a run killed in between leaves a record that says so.
+        self._write(run_params, pipeline, catalog, status="running", error=None)
 
     @hook_impl
     def before_node_run(self, node) -> None:
@@ -167,9 +181,12 @@ class RunRecordHooks:
 
     @hook_impl
     def on_pipeline_error(self, error, run_params, pipeline, catalog) -> None:
-        self._write(run_params, pipeline, catalog, status="failed", error=repr(error))
+        moved = _move_failed_run_aside(run_params, pipeline, catalog)
+        self._write(run_params, pipeline, catalog, status="failed", error=repr(error), moved=moved)
 
-    def _write(self, run_params, pipeline, catalog, status: str, error: str | None) -> None:
+    def _write(
+        self, run_params, pipeline, catalog, status: str, error: str | None, moved=None
+    ) -> None:
         if RUN_RECORD not in catalog:
             return
         namespaces = sorted({n.namespace.split(".")[0] for n in pipeline.nodes if n.namespace})
@@ -199,8 +216,64 @@ class RunRecordHooks:
             "node_seconds": self._node_seconds,
             "peak_memory_mb": _peak_memory_mb(),
         }
+        if status == "running":
+            record["pid"] = os.getpid()
+        if moved is not None:
+            record["quarantined"] = moved
         try:
-            catalog.save(RUN_RECORD, record)
-            logger.info("Run record %s saved (%s)", record["save_version"], status)
+            path = _local_record_path(record_ds)
+            if path is None:  # a remote store: one save at the end
+                if status != "running":
+                    catalog.save(RUN_RECORD, record)
+            else:  # the same file rewritten in place: "running" first, then the outcome
+                path.parent.mkdir(parents=True, exist_ok=True)
+                partial = path.with_name(f".{path.name}.partial-{os.getpid()}")
+                partial.write_text(json.dumps(record, indent=2, default=str))
+                os.replace(partial, path)
+            if status != "running":
+                logger.info("Run record %s saved (%s)", record["save_version"], status)
         except Exception as exc:  # a failed record must never mask the run's own outcome
             logger.warning("Could not save the run record: %s", exc)
+
+
+def _move_failed_run_aside(run_params, pipeline, catalog) -> list[str]:
+    """Move the version folders a failed run wrote out of every dataset's version list.
+
+    Kedro loads the newest version, so without this a failed run's partial outputs would become
+    "latest" for the next run and for kedro-viz. One mechanism for every entry point (a manual
+    `kedro run`, the embedded scheduler, an Airflow task): the folders go to
+    <data_root>/09_tracking/quarantine/<label>/<version>/, where <label> is the schedule entry
+    (PAPER_PIPELINES_RUN_LABEL, set by the scheduler) or "manual". Nothing is deleted.
+    """
+    if RUN_RECORD not in catalog:
+        return []
+    from paper_pipelines.ops.jobs import data_root, quarantine
+
+    version = catalog.get(RUN_RECORD).resolve_save_version()
+    root = data_root(
+        Path(run_params.get("project_path") or ".").resolve(), run_params.get("env") or "local"
+    )
+    label = os.environ.get("PAPER_PIPELINES_RUN_LABEL") or "manual"
+    moved: list[str] = []
+    for ns in sorted({n.namespace.split(".")[0] for n in pipeline.nodes if n.namespace}):
+        moved += quarantine(root, ns, label, exact=version)
+    if moved:
+        logger.warning(
+            "The run failed: its %d new version folder(s) were moved to %s so that the previous "
+            "versions stay latest",
+            len(moved),
+            root / "09_tracking" / "quarantine" / label / version,
+        )
+    return moved
+
+
+def _local_record_path(dataset) -> Path | None:
+    """The file of this run's record version when the record lives on the local filesystem."""
+    if getattr(dataset, "_protocol", "file") not in ("file", None) or not isinstance(
+        dataset, AbstractVersionedDataset
+    ):
+        return None
+    from kedro.io.core import get_filepath_str
+
+    version = dataset.resolve_save_version()
+    return Path(get_filepath_str(dataset._get_versioned_path(version), "file"))

@@ -4,6 +4,7 @@ import os
 
 from kedro.config import OmegaConfigLoader
 
+from paper_pipelines.catalog import AtomicDataCatalog
 from paper_pipelines.context import ProjectContext
 from paper_pipelines.hooks import InputCheckHooks, RunRecordHooks
 
@@ -22,6 +23,9 @@ if os.environ.get("PAPER_PIPELINES_MLFLOW") != "1":
 
 # Parameters are checked for the pipelines being run before any node starts (see context.py).
 CONTEXT_CLASS = ProjectContext
+
+# Versioned saves are write-then-rename: a killed run never leaves a broken newest version (catalog.py).
+DATA_CATALOG_CLASS = AtomicDataCatalog
 
 CONFIG_LOADER_CLASS = OmegaConfigLoader
 CONFIG_LOADER_ARGS = {

@@ -29,7 +29,7 @@ SCHEDULES = """
 defaults: {env: fast, retry_backoff_seconds: 0.5, timeout_seconds: 600}
 schedules:
   ata_fast: {pipeline: ata, cron: "0 3 * * 0", retries: 0}
-  ata_broken: {pipeline: ata, cron: "0 3 * * 0", retries: 1, params: {ata.sim.K: -5}}
+  ata_broken: {pipeline: ata, cron: "0 3 * * 0", retries: 1, params: {ata.seed: 3}}
   ata_killed: {pipeline: ata, cron: "0 3 * * 0", retries: 0}
 """
 OUT = "data/fast"
@@ -64,7 +64,7 @@ def test_scheduled_run_links_its_run_record(project):
     path, schedules = project
     (record,) = History(path / schedules.scheduler.history).for_entry("ata_fast")
     assert record["outcome"] == "success" and record["final"] and record["returncode"] == 0
-    assert record["command"] == ["-m", "kedro", "run", "--pipeline=ata", "--env=fast"]
+    assert record["command"] == ["-m", "kedro", "run", "--pipelines=ata", "--env=fast"]
     run_record = json.loads((path / record["run_record"]).read_text())
     assert run_record["status"] == "success" and run_record["env"] == "fast"
     assert run_record["save_version"] == record["save_version"] == record["metrics_version"]
@@ -78,7 +78,16 @@ def test_failing_run_is_retried_recorded_failed_and_last_good_stays_latest(proje
     good = _latest_loadable_metrics(path)
     metrics_versions, model_versions = versions_of(path / METRICS), versions_of(path / MODEL)
 
-    assert run_now(path, schedules, "ata_broken") == "failed"
+    # The entry was valid when the schedule was loaded; the paper's configuration is then broken
+    # under the running scheduler, so the run itself meets the parameter error.
+    conf = path / "conf/fast/parameters/ata.yml"
+    saved = conf.read_text()
+    assert "K: 300" in saved
+    conf.write_text(saved.replace("K: 300", "K: -5"))
+    try:
+        assert run_now(path, schedules, "ata_broken") == "failed"
+    finally:
+        conf.write_text(saved)
 
     tries = History(path / schedules.scheduler.history).for_entry("ata_broken")
     # a parameter error fails the same way every time: one try, final, naming the entry and the key
@@ -119,7 +128,12 @@ def test_run_killed_mid_way_leaves_earlier_versions_intact(project):
 
     assert outcome == ["killed"]
     (record,) = History(path / schedules.scheduler.history).for_entry("ata_killed")
-    assert record["outcome"] == "killed" and record["final"] and record["run_record"] is None
+    assert record["outcome"] == "killed" and record["final"]
+    # the run record written at the start says the run never finished, and `ops runs` shows it
+    assert json.loads((path / record["run_record"]).read_text())["status"] == "running"
+    table = runs_table(project_catalog(path, "fast", pipeline="ata"), "ata")
+    killed = table[table["save_version"] == record["save_version"]]
+    assert killed["status"].tolist() == ["unfinished (killed or crashed)"]
     assert any(
         q.startswith("07_model_output/ata/digits_table.parquet/") for q in record["quarantined"]
     )
@@ -197,7 +211,7 @@ def test_dask_runner_on_two_workers_matches_the_sequential_run(project):
         "-m",
         "kedro",
         "run",
-        "--pipeline=ata",
+        "--pipelines=ata",
         "--env=fast",
         "--runner=paper_pipelines.runners.DaskRunner",
         "--runner-params=n_workers=2",

@@ -67,7 +67,7 @@ def test_failed_run_is_retried_with_backoff_then_succeeds(fake, monkeypatch):
     ]
     assert "planned failure 1" in records[0]["reason"]
     assert all((project / r["log"]).is_file() for r in records)
-    assert records[0]["command"][:4] == ["-m", "kedro", "run", "--pipeline=ata"]
+    assert records[0]["command"][:4] == ["-m", "kedro", "run", "--pipelines=ata"]
 
 
 def test_failure_after_all_retries_is_recorded_failed(fake, monkeypatch):

@@ -64,6 +64,31 @@ def test_bad_entries_fail_clearly(body, fragments):
         assert fragment in message, message
 
 
+@pytest.mark.parametrize(
+    ("params", "fragments"),
+    [
+        ({"ata.sedd": 1}, ["schedules.e.params", "ata.sedd", "did you mean 'seed'"]),
+        ({"ata.simm.K": 50}, ["ata.simm", "did you mean 'sim'"]),
+        ({"ata.sim.KK": 50}, ["ata.sim.KK", "K"]),
+        ({"ata.seed": "abc"}, ["ata.seed", "valid integer"]),
+        ({"ata.sim.K": -5}, ["ata.sim.K"]),
+    ],
+)
+def test_entry_params_are_checked_like_a_run_before_anything_is_scheduled(params, fragments):
+    body = {"pipeline": "ata", "env": "fast", "cron": "0 3 * * 0", "params": params}
+    with pytest.raises(ScheduleError) as info:
+        parse_schedules({"schedules": {"e": body}}, PROJECT_ROOT / "conf")
+    message = str(info.value)
+    for fragment in ("nothing was run", *fragments):
+        assert fragment in message, message
+
+
+def test_valid_entry_params_pass_the_check():
+    body = {"pipeline": "ata", "env": "fast", "cron": "0 3 * * 0", "params": {"ata.sim.K": 50}}
+    entry = parse_schedules({"schedules": {"e": body}}, PROJECT_ROOT / "conf").get("e")
+    assert entry.params == {"ata.sim.K": 50}
+
+
 def test_every_problem_is_reported_at_once():
     raw = {
         "scheduler": {"timezone": "Mars/Olympus"},
@@ -104,7 +129,7 @@ def test_command_carries_params_and_pinned_versions():
         "-m",
         "kedro",
         "run",
-        "--pipeline=ata",
+        "--pipelines=ata",
         "--env=fast",
         "--params=ata.sim.K=50,ata.data.shuffle=true",
         "--load-versions=ata.digits_table:2026-01-04T03.00.00.000Z",

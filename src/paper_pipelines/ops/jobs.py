@@ -191,6 +191,7 @@ def run_attempt(
         "DO_NOT_TRACK": "1",
         "PYTHONUNBUFFERED": "1",
         "COLUMNS": "250",  # the rich log handler must not wrap the run-record line we parse
+        "PAPER_PIPELINES_RUN_LABEL": entry.name,  # the run's hook quarantines under the entry's name
     }
     logger.info(
         "Schedule %s: try %d/%d: %s", entry.name, attempt, entry.retries + 1, " ".join(cmd[1:])
@@ -260,8 +261,10 @@ def run_attempt(
         outcome, reason = "failed", "run record says the run failed"  # defensive: trust the record
     quarantined: list[str] = []
     if outcome != "success" and entry.quarantine_failed:
-        if record is not None:
-            quarantined = quarantine(root, entry.namespace, entry.name, exact=version)
+        if record is not None:  # the run's own hook moved what it could; anything left goes now
+            quarantined = list(record.get("quarantined") or []) + quarantine(
+                root, entry.namespace, entry.name, exact=version
+            )
         else:  # no record (killed, timed out): everything this attempt could have written
             window = (started_at - timedelta(seconds=1), finished_at + timedelta(seconds=1))
             quarantined = quarantine(root, entry.namespace, entry.name, window=window)

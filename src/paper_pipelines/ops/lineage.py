@@ -8,6 +8,7 @@ and in notebooks/runs_and_lineage.ipynb.
 from __future__ import annotations
 
 import logging
+import os
 from pathlib import Path
 from typing import Any
 
@@ -46,13 +47,31 @@ def load_runs(catalog, slug: str) -> list[dict[str, Any]]:
 
 
 def _metrics_of(catalog, slug: str, record: dict[str, Any]) -> dict[str, Any] | None:
+    """The run's metrics; {"_unreadable": reason} when its file is gone or cannot be read."""
     version = (record.get("outputs") or {}).get(f"{slug}.metrics")
     if not version or record.get("status") != "success":
         return None
     try:
         return catalog.load(f"{slug}.metrics", version=version)
-    except Exception:  # quarantined or deleted since
-        return None
+    except Exception as exc:  # moved aside, deleted or damaged since: say so, never show NaN
+        reason = str(exc).splitlines()[0][:160] if str(exc) else type(exc).__name__
+        return {"_unreadable": reason}
+
+
+def run_status(record: dict[str, Any]) -> str:
+    """The record's status; a "running" record whose process is gone is a run that did not finish."""
+    status = record.get("status") or "?"
+    if status != "running":
+        return status
+    pid = record.get("pid")
+    if pid:
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            return "unfinished (killed or crashed)"
+        except (PermissionError, ValueError):
+            pass
+    return "running"
 
 
 def headline_keys(metrics: list[dict[str, Any]], limit: int = 6) -> list[str]:
@@ -88,7 +107,7 @@ def runs_table(
     """One row per run of ``slug``: when, code, parameters, inputs, outputs, headline metrics."""
     runs = load_runs(catalog, slug)
     loaded = [_metrics_of(catalog, slug, r) for r in runs]
-    keys = metrics or headline_keys([m for m in loaded if m], limit)
+    keys = metrics or headline_keys([m for m in loaded if m and "_unreadable" not in m], limit)
     rows = []
     for record, m in zip(runs, loaded, strict=True):
         git = record.get("git") or {}
@@ -96,10 +115,13 @@ def runs_table(
         if git.get("dirty"):
             commit += "+dirty"
         overrides = record.get("runtime_params") or {}
+        status = run_status(record)
+        if m and "_unreadable" in m:
+            status, m = f"{status}; metrics unreadable: {m['_unreadable']}", None
         row = {
             "save_version": record.get("save_version"),
             "started_at": record.get("started_at"),
-            "status": record.get("status"),
+            "status": status,
             "env": record.get("env"),
             "runner": record.get("runner"),
             "wall_s": record.get("wall_seconds"),

@@ -147,7 +147,8 @@ class ScheduleEntry(_Strict):
 
     def command(self, python: str) -> list[str]:
         """The fresh-process `kedro run` command this entry launches."""
-        cmd = [python, "-m", "kedro", "run", f"--pipeline={self.pipeline}", f"--env={self.env}"]
+        # `--pipelines` (plural): Kedro 1.7 deprecates `--pipeline`, which the scheduler would log on every run.
+        cmd = [python, "-m", "kedro", "run", f"--pipelines={self.pipeline}", f"--env={self.env}"]
         if self.params:
             cmd.append(
                 "--params=" + ",".join(f"{k}={_cli_value(v)}" for k, v in self.params.items())
@@ -218,11 +219,48 @@ def parse_schedules(
                 problems.append(
                     f"schedules.{entry.name}.env = {entry.env!r}: no folder conf/{entry.env} (environments: {', '.join(envs)})"
                 )
+        if not problems:
+            for entry in entries:
+                problems += entry_parameter_problems(conf_root, entry)
     if problems:
         raise ScheduleError(
             f"{source} is invalid, nothing was run:\n  - " + "\n  - ".join(problems)
         )
     return Schedules(scheduler=settings, entries=tuple(entries))
+
+
+def entry_parameter_problems(conf_root: Path, entry: ScheduleEntry) -> list[str]:
+    """The entry's ``params`` checked as `kedro run --params` would be, before anything is scheduled.
+
+    The paper's parameters for the entry's environment are loaded with the entry's params on top and
+    put through the same check a run makes before its first node (unknown block or key with a
+    did-you-mean, ranges, choices, types), so a typo fails here and not at 03:00 as a "success".
+    """
+    from kedro.config import OmegaConfigLoader
+    from kedro.framework.project import pipelines as registry
+    from kedro.framework.startup import bootstrap_project
+
+    from paper_pipelines.common.params import ParameterError, check_parameters, nest_dotted
+    from paper_pipelines.pipeline_registry import paper_slugs
+
+    bootstrap_project(conf_root.parent)
+    from kedro.framework.project import settings
+
+    loader = OmegaConfigLoader(
+        conf_source=str(conf_root),
+        env=entry.env,
+        runtime_params=nest_dotted(dict(entry.params)),
+        **{k: v for k, v in settings.CONFIG_LOADER_ARGS.items() if k != "custom_resolvers"},
+    )
+    try:
+        check_parameters(loader["parameters"], [registry[entry.namespace]], paper_slugs())
+    except (ParameterError, ValueError) as exc:
+        first, *rest = str(exc).splitlines()
+        detail = " ".join(line.strip() for line in [first, *rest] if line.strip())
+        return [
+            f"schedules.{entry.name}.params (pipeline {entry.namespace}, env {entry.env}): {detail}"
+        ]
+    return []
 
 
 def _messages(exc: ValidationError, prefix: str) -> list[str]:

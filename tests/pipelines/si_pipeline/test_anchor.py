@@ -1,6 +1,8 @@
 """Anchor agreement with the official si4pipeline (checks 4 and 5); runs only when its venv exists."""
 
 import importlib.util
+import os
+import random
 from pathlib import Path
 
 import pytest
@@ -18,12 +20,20 @@ def test_benchmark_skips_cleanly_without_venv(tmp_path, capsys):
     assert "SKIPPED: no anchor virtualenv" in capsys.readouterr().out
 
 
+# Fresh seeds on every run, so that agreement is not a property of one tuned draw; a failure prints
+# its seed, and SI_ANCHOR_SEEDS="5,17" replays given ones.
+SEEDS = [
+    int(s) for s in os.environ.get("SI_ANCHOR_SEEDS", "").split(",") if s.strip()
+] or random.SystemRandom().sample(range(10_000), 2)
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(
     PY is None, reason=f"anchor venv with si4pipeline not found at {anchor.DEFAULT_VENV}"
 )
-def test_agreement_with_official_package(tmp_path):
-    ours = anchor.run_ours(["op1", "op2"], [100], 10, 10, 1.0, 5, tmp_path)
+@pytest.mark.parametrize("seed", SEEDS)
+def test_agreement_with_official_package(tmp_path, seed):
+    ours = anchor.run_ours(["op1", "op2"], [100], 10, 10, 1.0, seed, tmp_path)
     theirs = anchor.run_anchor(PY, tmp_path)
     summary = anchor.compare(ours, theirs)
     for key, s in summary.items():
