@@ -44,6 +44,7 @@ def test_fast_run_writes_versioned_outputs(fast_run):
         "08_reporting/leaf_matching/scaling_plot.png",
         "01_raw/leaf_matching/hierarchy_edges.parquet",
         "01_raw/leaf_matching/real_edges.parquet",
+        "01_raw/leaf_matching/scaling_graphs.parquet",
         "05_model_input/leaf_matching/link_splits.pkl",
         "05_model_input/leaf_matching/leaf_coordinates.pkl",
         "05_model_input/leaf_matching/tuned_coordinates.pkl",

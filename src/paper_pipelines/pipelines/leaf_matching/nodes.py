@@ -42,6 +42,11 @@ def load_graphs(
     return out[0], out[1]
 
 
+def generate_scaling_graphs(data: DataParams, seed: Seed) -> pd.DataFrame:
+    """Erdos-Renyi edges (n_nodes, src, dst) of the scalability study, one graph per size."""
+    return study.scaling_graphs(data.scaling, seed)
+
+
 # ---------------------------------------------------------------- preprocess
 def split_observed_links(
     hierarchy_edges: pd.DataFrame, real_edges: pd.DataFrame, split: SplitParams, seed: Seed
@@ -84,11 +89,15 @@ def train_baselines(
 
 
 def measure_scaling(
-    data: DataParams, split: SplitParams, model: ModelParams, seed: Seed, runtime: RuntimeParams
+    scaling_graphs: pd.DataFrame,
+    split: SplitParams,
+    model: ModelParams,
+    seed: Seed,
+    runtime: RuntimeParams,
 ) -> pd.DataFrame:
     """Seconds per epoch against the number of observed edges on Erdos-Renyi graphs."""
     device = apply_runtime(runtime)
-    return study.measure_scaling(data.scaling, split.scaling_mu, model.scaling, seed, device)
+    return study.measure_scaling(scaling_graphs, split.scaling_mu, model.scaling, seed, device)
 
 
 # ---------------------------------------------------------------- evaluate

@@ -15,6 +15,12 @@ def create_pipeline(**kwargs) -> Pipeline:
                 ["hierarchy_edges", "real_edges"],
                 name="load_graphs",
             ),
+            Node(
+                nodes.generate_scaling_graphs,
+                ["params:data", "params:seed"],
+                "scaling_graphs",
+                name="generate_scaling_graphs",
+            ),
             # preprocess
             Node(
                 nodes.split_observed_links,
@@ -55,7 +61,7 @@ def create_pipeline(**kwargs) -> Pipeline:
             ),
             Node(
                 nodes.measure_scaling,
-                ["params:data", "params:split", "params:model", "params:seed", "params:runtime"],
+                ["scaling_graphs", "params:split", "params:model", "params:seed", "params:runtime"],
                 "scaling_table",
                 name="measure_scaling",
             ),

@@ -237,24 +237,33 @@ def _row(name, pos, neg, hits_k, seconds, split) -> dict:
     return row
 
 
-def measure_scaling(scaling_graphs, mu: float, block, seed: int, device: str) -> pd.DataFrame:
+def scaling_graphs(scaling, seed: int) -> pd.DataFrame:
+    """Erdos-Renyi edges for every size of the scalability study, one ``n_nodes`` group each."""
+    frames = [
+        graphs.erdos_renyi(n, scaling.mean_degree, substream(seed, "scaling", n)).assign(n_nodes=n)
+        for n in scaling.n_nodes
+    ]
+    return pd.concat(frames, ignore_index=True)
+
+
+def measure_scaling(edges: pd.DataFrame, mu: float, block, seed: int, device: str) -> pd.DataFrame:
     """Seconds per epoch of leaf matching on Erdos-Renyi graphs of growing size (1:1 negatives)."""
     rows = []
-    for n in progress(scaling_graphs.n_nodes, "scaling graphs", logger=logger):
-        rng = substream(seed, "scaling", n)
-        edges = graphs.erdos_renyi(n, scaling_graphs.mean_degree, rng).to_numpy()
-        split = observed_split(edges, mu, 1, rng)
+    sizes = sorted(edges.n_nodes.unique())
+    for n in progress(sizes, "scaling graphs", logger=logger):
+        graph = edges[edges.n_nodes == n][["src", "dst"]].to_numpy()
+        split = observed_split(graph, mu, 1, substream(seed, "scaling split", int(n)))
         for trees in block.trees:
             fit = fit_leaf_matching(
                 split["train"], split["n_nodes"], settings_of(block, trees),
-                substream_seed(seed, "scaling", n, trees), device,
+                substream_seed(seed, "scaling", int(n), trees), device,
             )  # fmt: skip
             seconds = fit["seconds_per_epoch"]
             # the first epoch carries start-up costs; the later ones time the search alone
             steady = seconds[1:] if len(seconds) > 1 else seconds
             rows.append(
                 {
-                    "n_nodes": n,
+                    "n_nodes": int(n),
                     "trees": trees,
                     "n_train_edges": len(split["train"]),
                     "seconds_per_epoch": float(np.mean(steady)),
