@@ -139,3 +139,71 @@ def test_kernel_regime_must_run_the_non_iid_split():
     assert parameters.KernelRegimeParams(splits=["iid", "noniid"]).splits == ["iid", "noniid"]
     with pytest.raises(ValueError, match="splits must list noniid"):
         parameters.KernelRegimeParams(splits=["iid"])
+
+
+def _trace():
+    """A hand-made two-round trace of one width, as the training nodes return it."""
+    series = {
+        "train_loss": [1.0, 0.5],
+        "test_loss": [1.2, 0.6],
+        "test_acc": [0.5, 0.9],
+        "measures": [{"ntk_change": 0.0}, {"ntk_change": 0.2, "weight_l2": 3.0, "divergence": 0.4}],
+    }
+    central = {
+        "train_loss": [1.0, 0.4],
+        "test_loss": [1.2, 0.5],
+        "test_acc": [0.5, 0.95],
+        "divergence": [None, None],
+    }
+    return {
+        "experiment": "kernel_regime",
+        "width": 64,
+        "tau": 5,
+        "n_params": 100,
+        "rounds": [0, 1],
+        "methods": ["fedavg_noniid", "centralised"],
+        "seconds": 1.5,
+        "fedavg_noniid": series,
+        "centralised": central,
+    }
+
+
+def test_sweep_table_takes_the_last_round_of_every_method():
+    table = metrics.sweep_table([_trace(), {"experiment": "heterogeneity", "width": None}])
+    assert list(table.method) == ["centralised", "fedavg_noniid"] and set(table.width) == {64}
+    fed = table.set_index("method").loc["fedavg_noniid"]
+    assert (fed.test_loss, fed.test_acc, fed.train_loss, fed.rounds) == (0.6, 0.9, 0.5, 1)
+    assert (fed.ntk_change, fed.weight_l2, fed.divergence, fed.n_params) == (0.2, 3.0, 0.4, 100)
+    assert np.isnan(fed.linearisation_rmse)
+    central = table.set_index("method").loc["centralised"]
+    assert (
+        central.test_acc == 0.95 and np.isnan(central.ntk_change) and np.isnan(central.divergence)
+    )
+    picked = metrics.pick(table, "kernel_regime", "fedavg_noniid", "test_loss")
+    assert picked.to_dict() == {64: 0.6}
+
+
+def test_curves_count_iterations_as_round_times_tau():
+    curves = metrics.curves_table([_trace(), {"width": None}])
+    assert len(curves) == 4
+    fed = curves[curves.method == "fedavg_noniid"]
+    assert list(fed.iterations) == [0, 5] and list(fed.test_loss) == [1.2, 0.6]
+    assert list(fed.train_loss) == [1.0, 0.5] and list(fed.test_acc) == [0.5, 0.9]
+    assert set(curves.width) == {64} and set(curves.experiment) == {"kernel_regime"}
+
+
+def test_slope_drops_non_positive_values_and_needs_two_points():
+    assert metrics.loglog_slope([1, 4, 16], [1.0, 0.5, 0.0]) == pytest.approx(-0.5)
+    assert metrics.loglog_slope([2, 8], [1.0, 0.5]) == pytest.approx(-0.5)
+    assert metrics.relative_gap(3.0, 2.0) == pytest.approx(0.5)
+    assert np.isnan(metrics.relative_gap(1.0, 0.0))
+
+
+def test_tables_skip_empty_slots_anywhere_and_keep_a_clean_index():
+    table = metrics.sweep_table([{"width": None}, _trace()])
+    assert list(table.index) == [0, 1] and list(table.method) == ["centralised", "fedavg_noniid"]
+    curves = metrics.curves_table([{"width": None}, _trace()])
+    assert len(curves) == 4 and list(curves[curves.method == "centralised"]["round"]) == [0, 1]
+    other = table.assign(experiment="heterogeneity", test_loss=9.0)
+    both = metrics.pd.concat([table, other])
+    assert metrics.pick(both, "kernel_regime", "fedavg_noniid", "test_loss").to_dict() == {64: 0.6}

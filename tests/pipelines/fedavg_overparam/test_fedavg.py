@@ -125,3 +125,46 @@ def test_sgd_batches_cover_every_sample_once_per_epoch():
     assert [len(b) for b in batches] == [4, 4, 2]
     assert sorted(torch.cat(batches).tolist()) == list(range(10))
     assert epoch_batches(5, Schedule(lr=1, tau=1), None)[0].tolist() == [0, 1, 2, 3, 4]
+
+
+def test_labels_use_argmax_for_two_outputs_and_a_strict_threshold_for_one():
+    assert predicted_labels(torch.tensor([[0.9, 0.1], [0.2, 0.3]]), "mse").tolist() == [0, 1]
+    assert predicted_labels(torch.tensor([[0.5], [0.0]]), "mse").tolist() == [0, 0]
+    assert predicted_labels(torch.tensor([[0.0]]), "ce").tolist() == [0]
+
+
+def test_one_hot_targets_have_as_many_columns_as_outputs():
+    # labels 0 and 1 only, three outputs: targets (1,0,0) and (0,1,0), so 1/2 (1 + 1) / 2
+    assert float(loss_value(torch.zeros(2, 3), torch.tensor([0, 1]), "mse")) == pytest.approx(0.5)
+
+
+def test_sgd_uses_only_its_own_generator():
+    """The same seeded generator gives the same local SGD path whatever the global torch seed."""
+    net, x, y = _setup(n=20)
+    theta = flat_parameters(net)
+    schedule = Schedule(lr=0.3, tau=2, optimizer="sgd", batch_size=6)
+    runs = []
+    for global_seed in (1, 2):
+        torch.manual_seed(global_seed)
+        local = local_update(net, theta, x, y, schedule, torch.Generator().manual_seed(0))
+        fed, _ = fedavg_round(net, theta, [(x[:10], y[:10]), (x[10:], y[10:])], schedule,
+                              torch.Generator().manual_seed(0))  # fmt: skip
+        batches = epoch_batches(20, schedule, torch.Generator().manual_seed(0))
+        runs.append((local, fed, torch.cat(batches)))
+    for a, b in zip(runs[0], runs[1], strict=True):
+        assert torch.equal(a, b)
+    other = local_update(net, theta, x, y, schedule, torch.Generator().manual_seed(1))
+    assert not torch.equal(other, runs[0][0])
+
+
+def test_uniform_aggregation_and_divergence_ignore_client_sizes():
+    net, x, y = _setup(n=12)
+    theta = flat_parameters(net)
+    clients = [(x[:3], y[:3]), (x[3:], y[3:])]
+    uniform = Schedule(lr=0.5, tau=2, weighted=False)
+    fed, local = fedavg_round(net, theta, clients, uniform)
+    torch.testing.assert_close(fed, (local[0] + local[1]) / 2)
+    weighted, _ = fedavg_round(net, theta, clients, Schedule(lr=0.5, tau=2))
+    torch.testing.assert_close(weighted, 0.25 * local[0] + 0.75 * local[1])
+    spread = [torch.tensor([0.0, 0.0]), torch.tensor([3.0, 4.0])]
+    assert model_divergence(spread, torch.zeros(2), [3, 1], weighted=False) == pytest.approx(2.5)

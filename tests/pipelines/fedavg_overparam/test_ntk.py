@@ -107,3 +107,63 @@ def test_convolutional_families_run_and_grow_with_the_multiplier(family, shape):
 def test_unknown_family_is_an_error():
     with pytest.raises(ValueError, match="unknown model family 'vit'"):
         build_network("vit", (1, 8, 8), 1, 10, 2, 1.5, 0.1, "ntk", seed=0)
+
+
+def test_empirical_ntk_dispatches_to_the_layerwise_formula_or_the_jacobian():
+    from paper_pipelines.pipelines.fedavg_overparam.ntk import empirical_ntk
+
+    net = _net()
+    x = torch.randn(4, 4, generator=torch.Generator().manual_seed(8), dtype=torch.float64)
+    theta = flat_parameters(net)
+    torch.testing.assert_close(empirical_ntk(net, theta, x), layerwise_ntk(net, theta, x))
+    lenet = build_network("lenet", (1, 8, 8), 1, 1, 2, 1.5, 0.1, "standard", seed=0)
+    images = torch.rand(3, 1, 8, 8, generator=torch.Generator().manual_seed(0))
+    theta = flat_parameters(lenet)
+    torch.testing.assert_close(
+        empirical_ntk(lenet, theta, images), jacobian_ntk(lenet, theta, images)
+    )
+
+
+def test_ntk_linear_layer_by_hand():
+    from paper_pipelines.pipelines.fedavg_overparam.network import NTKLinear
+
+    layer = NTKLinear(2, 1, 2.0, 0.5, "ntk", torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        layer.weight.fill_(1.0)
+        layer.bias.fill_(1.0)
+    # sqrt(2 / 2) * (1 + 3) + 0.5 * 1
+    assert float(layer(torch.tensor([[1.0, 3.0]])).detach()) == pytest.approx(4.5)
+
+
+def test_mlp_defaults_and_seeded_initialisation():
+    a, b = NTKMLP(4, 8, 1), NTKMLP(4, 8, 1)
+    assert len(a.layers) == 3 and a.layers[0].sigma_w2 == 1.5 and a.layers[0].sigma_b == 0.1
+    assert a.layers[0].ntk and a.layers[1].fan_in == 8
+    assert torch.equal(flat_parameters(a), flat_parameters(b))
+    seeded = NTKMLP(4, 8, 1, generator=torch.Generator().manual_seed(0))
+    assert torch.equal(flat_parameters(a), flat_parameters(seeded))
+    same = [build_network("mlp", (1, 2, 2), 8, 1, 2, 1.5, 0.1, "ntk", seed=s) for s in (4, 4, 5)]
+    assert torch.equal(flat_parameters(same[0]), flat_parameters(same[1]))
+    assert not torch.equal(flat_parameters(same[0]), flat_parameters(same[2]))
+
+
+def test_resnet_layout_stages_and_skips():
+    from paper_pipelines.pipelines.fedavg_overparam.network import BasicBlock
+
+    net = build_network("resnet", (3, 32, 32), 1, 10, 2, 1.5, 0.1, "standard", seed=0)
+    blocks = [m for m in net.body if isinstance(m, BasicBlock)]
+    assert [b.conv1.out_channels for b in blocks] == [16, 32, 64]
+    assert [b.conv1.stride for b in blocks] == [(1, 1), (2, 2), (2, 2)]
+    assert [b.skip is None for b in blocks] == [True, False, False]
+    assert all(b.skip is None or b.skip.kernel_size == (1, 1) for b in blocks)
+    stem = net.body[0]
+    assert stem.kernel_size == (3, 3) and stem.padding == (1, 1) and net.head.in_features == 64
+    features = torch.nn.Sequential(*list(net.body)[:-2])(torch.zeros(1, 3, 32, 32))
+    assert features.shape == (1, 64, 8, 8)
+    deeper = build_network("resnet", (3, 32, 32), 1, 10, 4, 1.5, 0.1, "standard", seed=0)
+    assert sum(isinstance(m, BasicBlock) for m in deeper.body) == 6
+    block = BasicBlock(4, 4, 1)  # the residual branch starts at zero: the block is relu(x)
+    x = torch.rand(1, 4, 5, 5)
+    torch.testing.assert_close(block(x), x)
+    lenet = build_network("lenet", (1, 28, 28), 1, 10, 2, 1.5, 0.1, "standard", seed=0)
+    assert lenet.features[0].padding == (2, 2) and lenet.features[0].kernel_size == (5, 5)
