@@ -1,5 +1,7 @@
 """Every paper folder registers as a pipeline under its own namespace, and config exists for it."""
 
+import re
+
 import pytest
 from kedro.framework.project import configure_project, pipelines
 
@@ -114,3 +116,40 @@ def test_every_figure_has_its_own_node(registry, slug):
     for node in registry[slug].nodes:
         plots = [o for o in node.outputs if o.endswith("_plot")]
         assert len(plots) <= 1 and (not plots or len(node.outputs) == 1), node.name
+
+
+@pytest.fixture(scope="module")
+def catalog_config():
+    from kedro.config import OmegaConfigLoader
+    from kedro.io.catalog_config_resolver import CatalogConfigResolver
+
+    from paper_pipelines import settings
+
+    loader = OmegaConfigLoader(str(PROJECT_ROOT / "conf"), **settings.CONFIG_LOADER_ARGS)
+    return CatalogConfigResolver(loader["catalog"])
+
+
+def ingest_functions(slug: str) -> set[str]:
+    """Names of the node functions wired under pipeline.py's `# ingest` comment."""
+    text = (PROJECT_ROOT / "src/paper_pipelines/pipelines" / slug / "pipeline.py").read_text()
+    block = text.split("# ingest", 1)[1].split("# preprocess", 1)[0]
+    return set(re.findall(r"Node\(\s*(?:\w+\.)?(\w+)", block))
+
+
+@pytest.mark.parametrize("slug", paper_slugs())
+def test_what_ingest_loads_or_generates_sits_in_an_early_layer(registry, catalog_config, slug):
+    ingest = ingest_functions(slug)
+    assert ingest, f"no node under {slug}'s `# ingest` comment"
+    for node in registry[slug].nodes:
+        if getattr(node.func, "__name__", None) not in ingest:
+            continue
+        for name in node.outputs:
+            config = catalog_config.config.get(name) or catalog_config.resolve_pattern(name)
+            if not config or config.get("type") in (
+                None,
+                "MemoryDataset",
+                "kedro.io.MemoryDataset",
+            ):
+                continue
+            layer = ((config.get("metadata") or {}).get("kedro-viz") or {}).get("layer")
+            assert layer in ("raw", "intermediate", "primary"), (name, layer)

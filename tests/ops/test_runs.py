@@ -35,7 +35,7 @@ schedules:
 OUT = "data/fast"
 METRICS = f"{OUT}/08_reporting/ata/metrics.json"
 MODEL = f"{OUT}/06_models/ata/trained_model.pt"
-DIGITS = f"{OUT}/07_model_output/ata/digits_table.parquet"
+DIGITS = f"{OUT}/01_raw/ata/digits_table.parquet"
 
 
 @pytest.fixture(scope="module")
@@ -135,7 +135,7 @@ def test_run_killed_mid_way_leaves_earlier_versions_intact(project):
     killed = table[table["save_version"] == record["save_version"]]
     assert killed["status"].tolist() == ["unfinished (killed or crashed)"]
     assert any(
-        q.startswith("07_model_output/ata/digits_table.parquet/") for q in record["quarantined"]
+        q.startswith("01_raw/ata/digits_table.parquet/") for q in record["quarantined"]
     )
     assert versions_of(path / DIGITS) == digits_before  # partial version moved to quarantine
     assert _hashes(path / OUT) == before  # every earlier file byte-identical, nothing new left

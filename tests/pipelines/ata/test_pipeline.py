@@ -102,7 +102,7 @@ def test_every_artefact_is_versioned_once_per_run(fast_run):
         "08_reporting/ata/proxy_regret_plot.png",
         "07_model_output/ata/round_log_table.parquet",
         "07_model_output/ata/loss_trajectory_table.parquet",
-        "07_model_output/ata/worker_profiles_table.parquet",
+        "01_raw/ata/worker_profiles_table.parquet",
         "07_model_output/ata/loss_curves_table.parquet",
         "07_model_output/ata/sandwich.json",
         "06_models/ata/trained_model.pt",

@@ -133,7 +133,7 @@ def test_the_one_seed_drives_the_data_subsample(fast_run, project_copy):
     run_session(project_copy, SLUG, env="fast", runtime_params={f"{SLUG}.seed": 1})
     frames = []
     for root in (fast_run, project_copy):
-        path = root / "data/fast/07_model_output" / SLUG / "features_table.parquet"
+        path = root / "data/fast/01_raw" / SLUG / "features_table.parquet"
         frames.append(pd.read_parquet(path / versions_of(path)[-1] / "features_table.parquet"))
     assert frames[0].shape == frames[1].shape
     assert not frames[0].equals(frames[1])

@@ -137,10 +137,11 @@ def test_every_artefact_is_versioned(root):
         "power_table.parquet",
         "real_table.parquet",
         "calibration.json",
-        "demo_truth.json",
     ):
         assert len(versions_of(root / OUT / name)) == 3, name
-    truth = _first_json(root / OUT / "demo_truth.json")
+    raw = root / "01_raw/si_pipeline/demo_truth.json"  # ingest output: the raw layer
+    assert len(versions_of(raw)) == 3
+    truth = _first_json(raw)
     assert truth["support"] == [0, 1, 2] and len(truth["outliers"]) == 5
 
 
