@@ -25,3 +25,23 @@ def test_the_command_keeps_every_option_of_kedro_run():
     from kedro.framework.cli.project import run as kedro_run
 
     assert [p.name for p in run.params] == [p.name for p in kedro_run.params]
+
+
+def test_a_parameter_error_is_a_short_message_not_a_traceback(project_copy):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    kedro = str(Path(sys.executable).with_name("kedro"))
+    done = subprocess.run(
+        [kedro, "run", "--pipelines=srca", "--env=fast", "--params=srca.sedd=1"],
+        cwd=project_copy,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    out = done.stdout + done.stderr
+    assert done.returncode == 1
+    assert "Error: Invalid parameters srca.sedd" in out and "did you mean 'seed'" in out
+    assert "Traceback" not in out and "╭" not in out
+    assert not list((project_copy / "data").rglob("*.json"))

@@ -59,4 +59,10 @@ def run(ctx: click.Context, **values: Any) -> Any:
         if inferred:
             logger.info("No pipeline named: running %s, the paper(s) the names belong to", inferred)
             values["pipelines"] = inferred
-    return ctx.invoke(kedro_run, **values)
+    from paper_pipelines.common.params import ParameterError
+
+    try:
+        return ctx.invoke(kedro_run, **values)
+    except ParameterError as exc:
+        # A user's typo, not a crash: the message alone (it names the key and the fix), exit status 1.
+        raise click.ClickException(str(exc)) from None

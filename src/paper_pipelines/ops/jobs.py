@@ -251,7 +251,9 @@ def run_attempt(
     if outcome == "failed" and reason is None:
         reason = _last_error_line(log_text)
     # A parameter error fails identically on every try: say which entry, and do not retry it.
-    config_error = outcome == "failed" and "ParameterError" in log_text
+    config_error = outcome == "failed" and (
+        "ParameterError" in log_text or "Error: Invalid parameters" in log_text
+    )
     if config_error:
         reason = (
             f"invalid parameters for schedule entry {entry.name} (fix its params in schedules.yml "
