@@ -134,9 +134,7 @@ def test_run_killed_mid_way_leaves_earlier_versions_intact(project):
     table = runs_table(project_catalog(path, "fast", pipeline="ata"), "ata")
     killed = table[table["save_version"] == record["save_version"]]
     assert killed["status"].tolist() == ["unfinished (killed or crashed)"]
-    assert any(
-        q.startswith("01_raw/ata/digits_table.parquet/") for q in record["quarantined"]
-    )
+    assert any(q.startswith("01_raw/ata/digits_table.parquet/") for q in record["quarantined"])
     assert versions_of(path / DIGITS) == digits_before  # partial version moved to quarantine
     assert _hashes(path / OUT) == before  # every earlier file byte-identical, nothing new left
     assert _latest_loadable_metrics(path) == good
