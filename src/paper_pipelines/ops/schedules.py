@@ -256,9 +256,13 @@ def entry_parameter_problems(conf_root: Path, entry: ScheduleEntry) -> list[str]
         check_parameters(loader["parameters"], [registry[entry.namespace]], paper_slugs())
     except (ParameterError, ValueError) as exc:
         first, *rest = str(exc).splitlines()
-        detail = " ".join(line.strip() for line in [first, *rest] if line.strip())
+        # the run's own hint names the parameter files; for an entry the fix is its params
+        lines = [
+            ln.strip() for ln in [first, *rest] if ln.strip() and not ln.startswith("Fix it in")
+        ]
         return [
-            f"schedules.{entry.name}.params (pipeline {entry.namespace}, env {entry.env}): {detail}"
+            f"schedules.{entry.name}.params (pipeline {entry.namespace}, env {entry.env}): "
+            f"{' '.join(lines)} Fix the entry's params in schedules.yml."
         ]
     return []
 
