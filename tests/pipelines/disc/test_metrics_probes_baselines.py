@@ -1,0 +1,68 @@
+"""Measures, probes and the no-interaction baselines on hand-checkable cases."""
+
+import numpy as np
+import pytest
+
+from paper_pipelines.pipelines.disc import baselines, metrics, probes
+
+
+def test_box_iou_by_hand():
+    a = np.array(
+        [[0.5, 0.5, 1.0, 1.0], [0.5, 0.5, 1.0, 1.0], [0.0, 0.0, 1.0, 1.0], [0.5, 0.5, 0.0, 0.0]]
+    )
+    b = np.array(
+        [[0.5, 0.5, 1.0, 1.0], [1.0, 0.5, 1.0, 1.0], [3.0, 3.0, 1.0, 1.0], [0.5, 0.5, 1.0, 1.0]]
+    )
+    assert np.allclose(metrics.box_iou(a, b), [1.0, 1 / 3, 0.0, 0.0])
+    # a box inside another: intersection = the small one; vertical offset
+    small = np.array([[0.5, 0.5, 0.5, 0.5]])
+    assert metrics.box_iou(small, np.array([[0.5, 0.5, 1.0, 1.0]]))[0] == pytest.approx(0.25)
+    shifted = np.array([[0.5, 0.75, 1.0, 1.0]])
+    assert metrics.box_iou(shifted, np.array([[0.5, 0.5, 1.0, 1.0]]))[0] == pytest.approx(
+        0.75 / 1.25
+    )
+    # a negative predicted size counts as an empty box
+    assert metrics.box_iou(np.array([[0.5, 0.5, -1.0, 1.0]]), a[:1])[0] == 0.0
+    assert metrics.box_iou(np.array([[0.5, 0.5, 1.0, -1.0]]), a[:1])[0] == 0.0
+    assert metrics.box_iou(a[:1], np.array([[0.5, 0.5, -1.0, 1.0]]))[0] == 0.0
+    assert metrics.box_iou(a[:1], np.array([[0.5, 0.5, 1.0, -1.0]]))[0] == 0.0
+
+
+def test_box_accuracy_threshold_is_inclusive():
+    true = np.array([[0.5, 0.5, 1.0, 1.0]] * 2)
+    pred = np.array([[0.5, 0.5, 1.0, 1.0], [1.0, 0.5, 1.0, 1.0]])
+    assert metrics.box_accuracy(true, pred, 0.5) == 0.5
+    assert metrics.box_accuracy(true, pred, 1 / 3) == 1.0
+    assert metrics.box_accuracy(true, pred, 1.0) == 0.5
+
+
+def test_top1_accuracy():
+    assert metrics.top1_accuracy([1, 2, 3, 4], [1, 0, 3, 0]) == 0.5
+
+
+def test_classification_probe_fits_on_labelled_and_scores_the_rest():
+    rng = np.random.default_rng(0)
+    labels = np.repeat(np.arange(3), 20)
+    feats = np.eye(3)[labels] * 5 + 0.1 * rng.standard_normal((60, 3))
+    labelled = np.zeros(60, bool)
+    labelled[[0, 1, 20, 21, 40, 41]] = True
+    assert probes.probe_classification(feats, labels, labelled, 1.0, 200) == 1.0
+    # labels of the unlabelled part never reach the probe: shuffled test labels drop the score
+    wrong = labels.copy()
+    wrong[~labelled] = (wrong[~labelled] + 1) % 3
+    assert probes.probe_classification(feats, wrong, labelled, 1.0, 200) == 0.0
+
+
+def test_box_probe_recovers_linear_boxes():
+    rng = np.random.default_rng(0)
+    feats = rng.standard_normal((50, 6))
+    boxes = 0.5 + 0.05 * feats[:, :4]
+    labelled = np.arange(50) < 20
+    assert probes.probe_boxes(feats, boxes, labelled, 1e-6, 0.9) == 1.0
+    assert probes.probe_boxes(feats, boxes, labelled, 1e6, 0.99) < 0.5
+
+
+def test_baselines_are_the_expert_feature_and_the_concatenation():
+    main, aux = np.ones((2, 3)), np.zeros((2, 2))
+    assert baselines.upe_features(main) is main
+    assert np.array_equal(baselines.concat_features(main, aux), [[1, 1, 1, 0, 0]] * 2)
