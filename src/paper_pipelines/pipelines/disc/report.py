@@ -121,7 +121,7 @@ def _row(method: str, task: str, scores: list[float], **extra: Any) -> dict[str,
         "measure": MEASURE[task],
         "mean": float(values.mean()),
         "std": float(values.std(ddof=1)) if len(values) > 1 else 0.0,
-        "per_seed": [float(v) for v in values],
+        "per_seed": ", ".join(f"{v:.6f}" for v in values),  # replicate r = seed + r
         **extra,
     }
 
@@ -190,7 +190,10 @@ def build_metrics(results: pd.DataFrame, evaluation: Any) -> dict[str, Any]:
     for (task, method), row in table.iterrows():
         metrics[f"{task}_acc_{method}"] = float(row["mean"])
         metrics[f"{task}_acc_{method}_std"] = float(row["std"])
-    seeds = {key: np.asarray(row["per_seed"], dtype=float) for key, row in table.iterrows()}
+    seeds = {
+        key: np.asarray([float(v) for v in row["per_seed"].split(",")])
+        for key, row in table.iterrows()
+    }
     pairs = {
         "disc_h_upe": ("disc_h", "upe"),
         "disc_h_self": ("disc_h", "self"),
