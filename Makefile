@@ -47,10 +47,13 @@ $(SIDE)/si4pipeline/.installed-$(SI4PIPELINE_VERSION):
 run: install  ## the main job: kedro run --pipeline=dlp (override with PIPELINE=<slug> ENV=fast)
 	$(VENV)/bin/kedro run --pipelines=$(PIPELINE) --env=$(ENV)
 
-test: install  ## the whole test suite, lint included
+# Test workers: one per core (the tests run torch with one thread); JOBS=0 runs them in this process.
+JOBS ?= 2
+
+test: install  ## the whole test suite, lint included (JOBS=2 workers)
 	$(VENV)/bin/ruff format --check src tests benchmarks
 	$(VENV)/bin/ruff check src tests benchmarks
-	$(PY) -m pytest -p no:cacheprovider tests --nbmake notebooks
+	$(PY) -m pytest -p no:cacheprovider tests --nbmake notebooks -n $(JOBS) --dist loadscope --durations=25
 
 viz: install  ## kedro-viz on http://127.0.0.1:4141 (offline); ENV=fast shows the fast runs' previews
 	$(VENV)/bin/kedro viz run --no-browser --host 127.0.0.1 --port 4141 $(if $(ENV:base=),--env=$(ENV))

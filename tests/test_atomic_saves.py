@@ -26,6 +26,8 @@ KINDS = {
     "png": ("matplotlib.MatplotlibDataset", "x.png"),
     "pickle": ("pickle.PickleDataset", "x.pkl"),
     "torch": ("paper_pipelines.datasets.TorchDataset", "x.pt"),
+    "arrays": ("paper_pipelines.datasets.ArrayTreeDataset", "x.npz"),
+    "skops": ("paper_pipelines.datasets.SkopsDataset", "x.skops"),
     "text": ("text.TextDataset", "x.txt"),
 }
 
@@ -60,7 +62,7 @@ def value_for(kind: str, value: int):
         fig = Figure()
         fig.add_subplot().set_title(str(value))
         return fig
-    if kind == "pickle":
+    if kind in ("pickle", "arrays", "skops"):
         return {"value": value}
     if kind == "torch":
         import torch
@@ -71,7 +73,7 @@ def value_for(kind: str, value: int):
 
 def read_back(kind: str, loaded) -> int:
     """The integer a loaded value carries."""
-    if kind in ("json", "pickle"):
+    if kind in ("json", "pickle", "arrays", "skops"):
         return loaded["value"]
     if kind == "parquet":
         return int(loaded["value"].iloc[0])

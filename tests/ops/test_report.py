@@ -88,3 +88,31 @@ def test_check_ignores_timings_but_not_other_numbers():
     assert comparable(page) == comparable(rerun)
     assert comparable(page) != comparable(page.replace("| 0.5 |", "| 0.6 |"))
     assert comparable(page) != comparable(page.replace("acc = 0.5", "acc = 0.6"))
+
+
+def test_the_page_and_scoreboard_show_the_measured_mutation_score_and_check_sees_a_change(reported):
+    import json
+
+    page = reported / "docs/papers/srca.md"
+    score_file = reported / "docs/mutation/srca.json"
+    score_file.parent.mkdir(exist_ok=True)
+    measured = {"mutants": 40, "killed": 35, "equivalent": 2, "survived": 3, "score": 35 / 38}
+    score_file.write_text(json.dumps({**measured, "commit": "abc1234", "date": "2026-12-01"}))
+    original = page.read_text()
+    try:
+        assert build(reported, ["srca"], env="fast") == []
+        section = section_of(page.read_text())
+        assert "92.1 % (35 killed, 2 equivalent, 3 survived of 40 mutants" in section
+        assert "commit `abc1234`" in section
+        board = (reported / "docs/results.md").read_text()
+        assert next(x for x in board.splitlines() if x.startswith("| [srca]")).count("92.1 %") == 1
+        # a new score without a new report is a stale page
+        score_file.write_text(
+            json.dumps({**measured, "killed": 36, "survived": 2, "score": 36 / 38})
+        )
+        problems = build(reported, ["srca"], env="fast", check=True)
+        assert problems and "94.7 %" in problems[0]
+    finally:
+        score_file.unlink()
+        page.write_text(original)
+    assert "Mutation score: not measured yet (`make mutate PAPER=srca`)." in section_of(original)

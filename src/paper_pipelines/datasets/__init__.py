@@ -1,6 +1,8 @@
 """Project-owned Kedro datasets."""
 
+from paper_pipelines.datasets.array_tree import ArrayTreeDataset
 from paper_pipelines.datasets.causal_lm import CausalLMDataset
+from paper_pipelines.datasets.skops_dataset import SkopsDataset
 from paper_pipelines.datasets.torch_dataset import TorchDataset
 
-__all__ = ["CausalLMDataset", "TorchDataset"]
+__all__ = ["ArrayTreeDataset", "CausalLMDataset", "SkopsDataset", "TorchDataset"]

@@ -16,6 +16,7 @@ than the last change to its paper's folder.
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 import shutil
@@ -131,8 +132,28 @@ def run_line(record: dict[str, Any]) -> str:
     return " · ".join(parts)
 
 
-def paper_section(run: PaperRun) -> str:
-    """The generated part of a page: run line, results table, claims table."""
+def read_mutation(project: Path, slug: str) -> dict[str, Any] | None:
+    """The score `make mutate PAPER=<slug>` wrote to docs/mutation/<slug>.json, if it was measured."""
+    path = project / "docs" / "mutation" / f"{slug}.json"
+    if not path.is_file():
+        return None
+    return json.loads(path.read_text())
+
+
+def mutation_line(slug: str, mutation: dict[str, Any] | None) -> str:
+    if not mutation or mutation.get("score") is None:
+        return f"Mutation score: not measured yet (`make mutate PAPER={slug}`)."
+    return (
+        f"Mutation score of the method modules against the unit tests: {100 * mutation['score']:.1f} % "
+        f"({mutation['killed']} killed, {mutation['equivalent']} equivalent, {mutation['survived']} "
+        f"survived of {mutation['mutants']} mutants; `make mutate PAPER={slug}` at commit "
+        f"`{mutation.get('commit', 'unknown')}`, {mutation.get('date', '')}; "
+        f"[details](../mutation/{slug}.json))."
+    )
+
+
+def paper_section(run: PaperRun, mutation: dict[str, Any] | None = None) -> str:
+    """The generated part of a page: run line, results table, claims table, mutation score."""
     claims = run.claims.assign(reproduced=run.claims["holds"]).drop(columns=["holds", "condition"])
     gated = claims[claims["gates"]]
     lines = [
@@ -148,6 +169,8 @@ def paper_section(run: PaperRun) -> str:
         markdown_table(
             claims[["claim", "statement", "ours", "paper", "source", "gates", "reproduced"]]
         ),
+        "",
+        mutation_line(run.slug, mutation),
         END,
     ]
     return "\n".join(lines)
@@ -255,7 +278,12 @@ def scoreboard_frame(runs: list[PaperRun], planned: list[tuple[str, str]]) -> pd
     return pd.DataFrame(rows)
 
 
-def scoreboard_markdown(frame: pd.DataFrame, runs: list[PaperRun], env: str | None) -> str:
+def scoreboard_markdown(
+    frame: pd.DataFrame,
+    runs: list[PaperRun],
+    env: str | None,
+    mutation: dict[str, dict[str, Any] | None] | None = None,
+) -> str:
     lines = [
         "# Scoreboard: which claims reproduced",
         "",
@@ -264,23 +292,25 @@ def scoreboard_markdown(frame: pd.DataFrame, runs: list[PaperRun], env: str | No
         "the spec's acceptance checks; the others are reported only. Each paper's page has the full "
         "results table of the same run.",
         "",
-        "| paper | gating reproduced | reported-only hold | run | commit | date | wall time | headline figure |",
-        "|---|---|---|---|---|---|---|---|",
+        "| paper | gating reproduced | reported-only hold | run | commit | date | wall time | mutation score | headline figure |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for run in runs:
         claims = run.claims
         gated, other = claims[claims["gates"]], claims[~claims["gates"]]
         record = run.record
         figure = f"[{run.slug}](results/{run.slug}.png)" if run.figure else "-"
+        measured = (mutation or {}).get(run.slug) or {}
+        score = "-" if measured.get("score") is None else f"{100 * measured['score']:.1f} %"
         lines.append(
             f"| [{run.slug}](papers/{run.slug}.md) | {int(gated['holds'].sum())} / {len(gated)} | "
             f"{int(other['holds'].sum())} / {len(other)} | `{record.get('run_id')}` | "
             f"`{((record.get('git') or {}).get('commit') or 'unknown')[:10]}` | "
-            f"{(record.get('started_at') or '')[:10]} | {record.get('wall_seconds', 0):.0f} s | {figure} |"
+            f"{(record.get('started_at') or '')[:10]} | {record.get('wall_seconds', 0):.0f} s | {score} | {figure} |"
         )
     planned = frame[frame["claim"] == "-"]
     for row in planned.itertuples(False):
-        lines.append(f"| {row.paper} | not implemented yet | | | | | | |")
+        lines.append(f"| {row.paper} | not implemented yet | | | | | | | |")
     lines += ["", "## Every claim", ""]
     detail = frame[frame["claim"] != "-"][
         ["paper", "claim", "statement", "paper_number", "ours", "gates", "reproduced"]
@@ -341,7 +371,7 @@ def build(
         runs.append(run)
         page_path = project / "docs/papers" / f"{slug}.md"
         page = page_path.read_text()
-        section = paper_section(run)
+        section = paper_section(run, read_mutation(project, slug))
         if check:
             committed = section_of(page)
             if committed is None:
@@ -372,7 +402,8 @@ def build(
     if scoreboard and not check and runs:
         readme = (project / "README.md").read_text()
         frame = scoreboard_frame(runs, planned_papers(readme))
-        (project / "docs/results.md").write_text(scoreboard_markdown(frame, runs, env))
+        mutation = {run.slug: read_mutation(project, run.slug) for run in runs}
+        (project / "docs/results.md").write_text(scoreboard_markdown(frame, runs, env, mutation))
         if catalog is not None and "scoreboard" in catalog:
             catalog.save("scoreboard", frame.astype({"reproduced": "boolean", "gates": "boolean"}))
     return problems

@@ -45,10 +45,10 @@ def test_fast_run_writes_versioned_outputs(fast_run):
         "01_raw/leaf_matching/hierarchy_edges.parquet",
         "01_raw/leaf_matching/real_edges.parquet",
         "01_raw/leaf_matching/scaling_graphs.parquet",
-        "05_model_input/leaf_matching/link_splits.pkl",
-        "05_model_input/leaf_matching/leaf_coordinates.pkl",
-        "05_model_input/leaf_matching/tuned_coordinates.pkl",
-        "05_model_input/leaf_matching/baseline_scores.pkl",
+        "05_model_input/leaf_matching/link_splits.npz",
+        "05_model_input/leaf_matching/leaf_coordinates.npz",
+        "05_model_input/leaf_matching/tuned_coordinates.npz",
+        "05_model_input/leaf_matching/baseline_scores.npz",
         "07_model_output/leaf_matching/training_log_table.parquet",
         "07_model_output/leaf_matching/link_metrics_table.parquet",
         "07_model_output/leaf_matching/tuning_table.parquet",
@@ -90,11 +90,10 @@ def test_metrics_keep_the_contract_and_every_claim_is_checked(fast_run):
 
 
 def test_leaves_are_the_model_and_tuning_selects_one_pair_per_split(fast_run):
-    import pickle
+    from paper_pipelines.datasets import ArrayTreeDataset
 
-    path = fast_run / ROOT / "05_model_input/leaf_matching/leaf_coordinates.pkl"
-    with open(path / versions_of(path)[-1] / path.name, "rb") as f:
-        fits = pickle.load(f)
+    path = fast_run / ROOT / "05_model_input/leaf_matching/leaf_coordinates.npz"
+    fits = ArrayTreeDataset(filepath=str(path / versions_of(path)[-1] / path.name)).load()
     fit = fits["hierarchy/mu=0.3/leaf_matching_T8"]
     assert fit["leaves"].shape[1] == 8 and fit["leaves"].max() < 2**8
     tuning = _latest(fast_run, "07_model_output/leaf_matching/tuning_table.parquet")

@@ -46,9 +46,9 @@ def test_fast_run_writes_versioned_outputs(fast_run):
         "07_model_output/multilabel_bounds/anchor_table.parquet",
         "07_model_output/multilabel_bounds/rates.json",
         "07_model_output/multilabel_bounds/split_index.json",
-        "01_raw/multilabel_bounds/synthetic_pools.pkl",
+        "01_raw/multilabel_bounds/synthetic_pools.npz",
         "01_raw/multilabel_bounds/real_data_table.parquet",
-        "05_model_input/multilabel_bounds/synthetic_fits.pkl",
+        "05_model_input/multilabel_bounds/synthetic_fits.npz",
     ):
         assert len(versions_of(fast_run / ROOT / name)) == 1, name
 

@@ -71,7 +71,7 @@ def test_contract_and_outputs(fast_runs):
         "judge_validation.json",
     ):
         assert len(versions_of(out / name)) == 2, name
-    assert versions_of(project / FAST / "05_model_input/neutrality/judge.pkl")
+    assert versions_of(project / FAST / "06_models/neutrality/judge.skops")
     dist = latest_table(out / "technique_distribution_table.parquet")
     assert (dist[list(LABELS)].sum(axis=1).round(9) == 1.0).all()
     results = latest_table(reporting / "results.parquet")

@@ -1,11 +1,10 @@
 """ood_chameleon end to end in the fast environment, through a real KedroSession in a project copy."""
 
-import pickle
-
 import pandas as pd
 import pytest
 
 from paper_pipelines.common.params import ParameterError
+from paper_pipelines.datasets import ArrayTreeDataset
 from tests.kedro_helpers import (
     block_network,
     files_under,
@@ -50,7 +49,7 @@ def test_fast_run_writes_versioned_outputs(fast_run):
     for name in (
         "metrics.json", "results.parquet", "claims.parquet", "selection_table.parquet",
         "selection_error_plot.png", "win_rate_plot.png", "tree_plot.png", "task_grid_table.parquet",
-        "task_index.pkl", "descriptors_table.parquet", "algorithm_results_table.parquet",
+        "task_index.npz", "descriptors_table.parquet", "algorithm_results_table.parquet",
         "meta_dataset_table.parquet", "selectors.pkl", "tree_rules.txt",
     ):  # fmt: skip
         path = next((fast_run / "data/fast").glob(f"*/{SLUG}/{name}"))
@@ -68,8 +67,7 @@ def test_zoo_results_cover_every_task_and_algorithm(fast_run):
 
 
 def test_task_index_stores_pool_indices_not_arrays(fast_run):
-    with open(_latest(fast_run, "task_index.pkl"), "rb") as f:
-        records = pickle.load(f)
+    records = ArrayTreeDataset(filepath=str(_latest(fast_run, "task_index.npz"))).load()
     digits = [r for r in records if r["source"].startswith("digits")]
     assert digits and all(len(r["idx_tr"]) == r["n"] for r in digits)
     assert not any("x_tr" in r for r in records)

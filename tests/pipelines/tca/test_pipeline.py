@@ -73,7 +73,7 @@ def test_contract_and_outputs(fast_runs):
         assert len(versions_of(reporting / name)) == 2, name  # versioned: one folder per run
     for path in (
         "06_models/tca/source_model.pt",
-        "05_model_input/tca/corrupted_sets.pkl",
+        "05_model_input/tca/corrupted_sets.npz",
         "07_model_output/tca/accuracy_table.parquet",
         "07_model_output/tca/cost_table.parquet",
         "07_model_output/tca/forgetting.json",

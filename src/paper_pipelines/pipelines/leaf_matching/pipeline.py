@@ -25,38 +25,38 @@ def create_pipeline(**kwargs) -> Pipeline:
             Node(
                 nodes.split_observed_links,
                 ["hierarchy_edges", "real_edges", "params:split", "params:seed"],
-                "link_splits_pickle",
+                "link_splits_arrays",
                 name="split_observed_links",
             ),
             # train: leaf matching (the model: leaves per mu), the (alpha, gamma) grid, the baselines
             Node(
                 nodes.train_leaf_matching,
-                ["link_splits_pickle", "params:model", "params:seed", "params:runtime"],
-                ["leaf_coordinates_pickle", "training_log_table"],
+                ["link_splits_arrays", "params:model", "params:seed", "params:runtime"],
+                ["leaf_coordinates_arrays", "training_log_table"],
                 name="train_leaf_matching",
             ),
             Node(
                 nodes.tune_link_model,
                 [
-                    "link_splits_pickle",
+                    "link_splits_arrays",
                     "params:model",
                     "params:tuning",
                     "params:seed",
                     "params:runtime",
                 ],
-                ["tuning_table", "tuned_coordinates_pickle"],
+                ["tuning_table", "tuned_coordinates_arrays"],
                 name="tune_link_model",
             ),
             Node(
                 nodes.train_baselines,
                 [
-                    "link_splits_pickle",
+                    "link_splits_arrays",
                     "params:baselines",
                     "params:model",
                     "params:seed",
                     "params:runtime",
                 ],
-                "baseline_scores_pickle",
+                "baseline_scores_arrays",
                 name="train_baselines",
             ),
             Node(
@@ -69,10 +69,10 @@ def create_pipeline(**kwargs) -> Pipeline:
             Node(
                 nodes.evaluate_link_prediction,
                 [
-                    "link_splits_pickle",
-                    "leaf_coordinates_pickle",
-                    "tuned_coordinates_pickle",
-                    "baseline_scores_pickle",
+                    "link_splits_arrays",
+                    "leaf_coordinates_arrays",
+                    "tuned_coordinates_arrays",
+                    "baseline_scores_arrays",
                     "params:evaluation",
                 ],
                 "link_metrics_table",

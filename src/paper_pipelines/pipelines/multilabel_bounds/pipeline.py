@@ -5,7 +5,7 @@ from kedro.pipeline import Node, Pipeline
 
 from . import nodes
 
-POOLS = "synthetic_pools_pickle"
+POOLS = "synthetic_pools_arrays"
 
 
 def create_pipeline(**kwargs) -> Pipeline:
@@ -42,7 +42,7 @@ def create_pipeline(**kwargs) -> Pipeline:
                     "params:seed",
                     "params:runtime",
                 ],
-                "synthetic_fits_pickle",
+                "synthetic_fits_arrays",
                 name="train_grid",
             ),
             Node(
@@ -55,7 +55,7 @@ def create_pipeline(**kwargs) -> Pipeline:
                     "params:seed",
                     "params:runtime",
                 ],
-                "real_fits_pickle",
+                "real_fits_arrays",
                 name="train_real",
             ),  # fmt: skip
             Node(
@@ -93,8 +93,8 @@ def create_pipeline(**kwargs) -> Pipeline:
                     POOLS,
                     "real_data_table",
                     "split_index_json",
-                    "synthetic_fits_pickle",
-                    "real_fits_pickle",
+                    "synthetic_fits_arrays",
+                    "real_fits_arrays",
                     "params:data",
                     "params:train",
                 ],
@@ -114,8 +114,8 @@ def create_pipeline(**kwargs) -> Pipeline:
                     "rademacher_table",
                     "anchor_table",
                     "run_clock",
-                    "synthetic_fits_pickle",
-                    "real_fits_pickle",
+                    "synthetic_fits_arrays",
+                    "real_fits_arrays",
                     "params:data",
                     "params:evaluation",
                 ],

@@ -63,7 +63,7 @@ def create_pipeline(**kwargs) -> Pipeline:
             Node(
                 nodes.fit_judge,
                 ["judge_sets", "judge_lm", "params:judge", "params:seed", "params:runtime"],
-                ["judge_pickle", "judge_validation_json"],
+                ["judge_skops", "judge_validation_json"],
                 name="fit_judge",
             ),
             Node(
@@ -71,7 +71,7 @@ def create_pipeline(**kwargs) -> Pipeline:
                 [
                     "responses_table",
                     "prompt_sample_table",
-                    "judge_pickle",
+                    "judge_skops",
                     "judge_lm",
                     "params:judge",
                     "params:runtime",

@@ -32,12 +32,12 @@ def create_pipeline(**kwargs) -> Pipeline:
             Node(
                 nodes.build_tasks,
                 ["shift_grid", "digits_pool", "real_pool", "params:seed"],
-                ["task_grid_table", "task_index_pickle"],
+                ["task_grid_table", "task_index_arrays"],
                 name="build_tasks",
             ),
             Node(
                 nodes.embed_tasks,
-                ["task_index_pickle", "digits_pool", "real_pool", "params:data"],
+                ["task_index_arrays", "digits_pool", "real_pool", "params:data"],
                 "task_embeddings",
                 name="embed_tasks",
             ),

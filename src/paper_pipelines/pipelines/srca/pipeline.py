@@ -6,7 +6,7 @@ from kedro.pipeline import Node, Pipeline
 
 from paper_pipelines.pipelines.srca import nodes
 
-FITS = ["prepared_datasets", "srca_models_pickle", "baseline_models_pickle"]  # what evaluate reads
+FITS = ["prepared_datasets", "srca_models_arrays", "baseline_models_skops"]  # what evaluate reads
 TABLES = ["mse_table", "coranking_table", "phase_table"]  # what the summaries read
 
 
@@ -18,13 +18,13 @@ def create_pipeline(**kwargs) -> Pipeline:
             Node(
                 nodes.make_datasets,
                 ["params:data", "params:seed"],
-                "datasets_pickle",
+                "datasets_arrays",
                 name="make_datasets",
             ),
             # preprocess
             Node(
                 nodes.prepare_datasets,
-                ["datasets_pickle", "params:preprocess", "params:seed"],
+                ["datasets_arrays", "params:preprocess", "params:seed"],
                 "prepared_datasets",
                 name="prepare_datasets",
             ),
@@ -32,13 +32,13 @@ def create_pipeline(**kwargs) -> Pipeline:
             Node(
                 nodes.fit_srca,
                 ["prepared_datasets", "params:model", "params:runtime"],
-                "srca_models_pickle",
+                "srca_models_arrays",
                 name="fit_srca",
             ),
             Node(
                 nodes.fit_baselines,
                 ["prepared_datasets", "params:model", "params:runtime"],
-                "baseline_models_pickle",
+                "baseline_models_skops",
                 name="fit_baselines",
             ),
             Node(
@@ -50,20 +50,20 @@ def create_pipeline(**kwargs) -> Pipeline:
                     "params:seed",
                     "params:runtime",
                 ],
-                "manifold_embeddings_pickle",
+                "manifold_embeddings_arrays",
                 name="fit_manifold_baselines",
             ),
             # evaluate
             Node(
                 nodes.srca_embeddings,
-                ["prepared_datasets", "srca_models_pickle"],
-                "srca_embeddings_pickle",
+                ["prepared_datasets", "srca_models_arrays"],
+                "srca_embeddings_arrays",
                 name="srca_embeddings",
             ),
             Node(nodes.evaluate_reconstruction, FITS, "mse_table", name="evaluate_reconstruction"),
             Node(
                 nodes.evaluate_coranking,
-                [*FITS, "manifold_embeddings_pickle", "params:evaluation", "params:seed"],
+                [*FITS, "manifold_embeddings_arrays", "params:evaluation", "params:seed"],
                 ["coranking_table", "coranking_curves_table"],
                 name="evaluate_coranking",
             ),
@@ -75,7 +75,7 @@ def create_pipeline(**kwargs) -> Pipeline:
             ),
             Node(
                 nodes.summarise_metrics,
-                [*TABLES, "prepared_datasets", "srca_models_pickle", "params:evaluation"],
+                [*TABLES, "prepared_datasets", "srca_models_arrays", "params:evaluation"],
                 "metrics",
                 name="summarise_metrics",
             ),

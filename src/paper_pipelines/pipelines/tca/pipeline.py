@@ -12,21 +12,21 @@ def create_pipeline(**kwargs) -> Pipeline:
             Node(
                 nodes.load_source_data,
                 ["cifar_c_folder", "params:data", "params:real_data", "params:seed"],
-                "source_splits_pickle",
+                "source_splits_arrays",
                 name="load_source_data",
             ),
             # preprocess
             Node(
                 nodes.make_corrupted_sets,
-                ["source_splits_pickle", "params:data", "params:seed"],
-                "corrupted_sets_pickle",
+                ["source_splits_arrays", "params:data", "params:seed"],
+                "corrupted_sets_arrays",
                 name="make_corrupted_sets",
             ),
             # train: the source model, the TTA baselines over each domain's stream, then LinearTCA(+)
             Node(
                 nodes.train_source_model,
                 [
-                    "source_splits_pickle",
+                    "source_splits_arrays",
                     "source_checkpoint",
                     "params:source",
                     "params:real_data",
@@ -40,7 +40,7 @@ def create_pipeline(**kwargs) -> Pipeline:
                 nodes.collect_tta_outputs,
                 [
                     "source_model",
-                    "corrupted_sets_pickle",
+                    "corrupted_sets_arrays",
                     "params:tta",
                     "params:linear_tca",
                     "params:evaluation",
@@ -62,8 +62,8 @@ def create_pipeline(**kwargs) -> Pipeline:
                 [
                     "source_model",
                     "tca_outputs",
-                    "corrupted_sets_pickle",
-                    "source_splits_pickle",
+                    "corrupted_sets_arrays",
+                    "source_splits_arrays",
                     "params:tta",
                     "params:evaluation",
                     "params:runtime",
