@@ -1,4 +1,5 @@
-"""Every paper's paper-scale environment (conf/paper/) loads and validates; it is never run in CI."""
+"""Every paper's paper-scale environment (conf/paper/) loads and validates; it is never run in CI.
+So do the other side environments (conf/full/, conf/bench/): a key they set must be one the paper reads."""
 
 from __future__ import annotations
 
@@ -32,3 +33,20 @@ def test_paper_catalog_builds(paper_config, tmp_path):
     _, catalog = paper_config
     built = DataCatalog.from_config(catalog)  # constructs every entry without loading any
     assert "run_record" in built
+
+
+SIDE_ENVS = sorted(
+    p.name for p in (PROJECT_ROOT / "conf").iterdir() if p.is_dir() and p.name not in ("base", "local")
+)
+
+
+@pytest.mark.parametrize("env", SIDE_ENVS)
+def test_every_side_environment_validates_for_the_papers_it_sets(env):
+    args = {k: v for k, v in CONFIG_LOADER_ARGS.items() if k != "default_run_env"}
+    parameters = OmegaConfigLoader(str(PROJECT_ROOT / "conf"), env=env, **args)["parameters"]
+    folder = PROJECT_ROOT / "conf" / env / "parameters"
+    slugs = sorted(p.stem for p in folder.glob("*.yml")) if folder.is_dir() else []
+    assert set(slugs) <= set(paper_slugs()), f"conf/{env}/parameters names no known paper"
+    for slug in slugs:
+        pipeline = importlib.import_module(f"paper_pipelines.pipelines.{slug}").create_pipeline()
+        check_parameters({slug: parameters[slug]}, [pipeline], paper_slugs())
