@@ -51,7 +51,7 @@ def test_fast_parameters_pass():
         ({"variants__cls__upg__transfer_levels": ["layer2", "layer2"]}, r"repeat a level"),
         ({"variants__box__disc_h__selective": "feature"}, r"disc\.variants\.box\.disc_h\.selective"),
         ({"variants__cls__disc__lambda_schedule": "cos"}, r"lambda_schedule"),
-        ({"data__pools__expert_c": 1300}, r"disc\.data\.pools ask for 1850 digits"),
+        ({"data__pools__expert_c": 1400}, r"disc\.data\.pools ask for 1850 digits"),
         ({"data__pools": {"expert_c": 450, "expert_d": 450, "social": 300, "downstream": 800}},
          r"ask for 2000 digits"),
         ({"data__canvas": 12}, r"disc\.data\.canvas = 12 is smaller than the largest digit scale"),
