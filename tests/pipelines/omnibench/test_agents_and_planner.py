@@ -1,0 +1,216 @@
+"""Agents (protocol, oracles, planners), the learned dependency classifier and the capability suites."""
+
+import numpy as np
+import pytest
+
+from paper_pipelines.pipelines.omnibench import agents as ag
+from paper_pipelines.pipelines.omnibench import capabilities as cap
+from paper_pipelines.pipelines.omnibench import planner as pl
+from paper_pipelines.pipelines.omnibench import study
+from paper_pipelines.pipelines.omnibench.taskgraph import (
+    bind_node,
+    compose_instruction,
+    resource_edges,
+)
+
+
+def _task(gold_by_id):
+    gray, pdf = gold_by_id["photo_lab.grayscale"], gold_by_id["paint_pro.image_to_pdf"]
+    zipper = gold_by_id["zip_tool.compress"]
+    nodes = [
+        bind_node(gray, "n0", {"src": "Desktop/photo1.png", "dst": "Desktop/out/g.png"}),
+        bind_node(gray, "n1", {"src": "Desktop/photo2.jpg", "dst": "Desktop/out/h.png"}),
+        bind_node(pdf, "n2", {"src": "Desktop/out/g.png", "dst": "Desktop/out/g.pdf"}),
+        bind_node(zipper, "n3", {"src": "Desktop/out/g.pdf", "dst": "Desktop/out/g.zip"}),
+    ]
+    task = {"task_id": "t", "nodes": nodes, "edges": resource_edges(nodes)}
+    instruction = compose_instruction(
+        task, {k: {**g, "phrasings": []} for k, g in gold_by_id.items()}, np.random.default_rng(0)
+    )
+    return {**task, "instruction": instruction}
+
+
+def test_parse_action_and_prompt():
+    assert ag.parse_action("I will click_input(filters) now") == {
+        "api": "click_input",
+        "label": "filters",
+    }
+    assert ag.parse_action("set_edit_text(src_box, 'Desktop/a.png')") == {
+        "api": "set_edit_text",
+        "label": "src_box",
+        "text": "Desktop/a.png",
+    }
+    assert ag.parse_action("keyboard_input({ESC})") == {"api": "keyboard_input", "keys": "{ESC}"}
+    assert ag.parse_action("done") == ag.FINISH
+    obs = {"app": "x", "a11y": [{"label": "b", "text": "Go", "type": "Button"}], "files": ["f"]}
+    prompt = ag.render_prompt("do it", obs)
+    assert prompt.splitlines()[:4] == [
+        "Task: do it",
+        "Current app: x",
+        "Controls:",
+        "- [b] Go (Button)",
+    ]
+    agent = ag.LMAgent(lambda text: "click_input(b)" if "Task: go" in text else "FINISH")
+    agent.reset("go", None)
+    assert agent.act(obs) == {"api": "click_input", "label": "b"} and agent.name == "lm_agent"
+
+
+def test_clauses_mentions_and_rule_resolver():
+    text = "In A, do Desktop/x.png to Desktop/out/a.png. Then in B, use the previous result and the image from an earlier step as Desktop/out/b.pdf."
+    clauses = ag.split_clauses(text)
+    assert len(clauses) == 2 and not clauses[1].endswith(".")
+    assert ag.mentions(clauses[1]) == [
+        "the previous result",
+        "the image from an earlier step",
+        "Desktop/out/b.pdf",
+    ]
+    assert "Desktop" not in ag.strip_mentions(clauses[0])
+    earlier = [("o/a.png", "image"), ("o/b.pdf", "pdf"), ("o/c.pdf", "pdf")]
+    assert ag.resolve_rule("the previous result", "pdf", earlier) == "o/c.pdf"
+    assert ag.resolve_rule("the image from an earlier step", "image", earlier) == "o/a.png"
+    assert ag.resolve_rule("the text from an earlier step", "text", earlier) is None
+    assert ag.resolve_rule("the previous result", "pdf", []) is None
+
+
+def test_planner_parses_its_plan(gold_by_id, gold):
+    task = _task(gold_by_id)
+    retriever = ag.Retriever(gold, "tfidf")
+    plan = ag.parse_plan(task["instruction"], retriever, ag.resolve_rule)
+    assert [s["id"] for s, _ in plan] == [n["subtask"] for n in task["nodes"]]
+    assert [p for _, p in plan] == [n["params"] for n in task["nodes"]]
+    assert retriever("In ZipTool, compress X into the archive Y")["id"] == "zip_tool.compress"
+    assert len(retriever.cache) == 5
+    # a clause whose mentions do not fit the retrieved subtask is skipped
+    assert ag.parse_plan("In ZipTool, compress Desktop/a.pdf.", retriever, ag.resolve_rule) == []
+
+
+@pytest.mark.parametrize(
+    "name", ["oracle_contiguous", "oracle_random_order", "instruction_planner", "learned_planner"]
+)
+def test_capable_agents_solve_a_small_task(gold_by_id, gold, desktop, name):
+    task = _task(gold_by_id)
+    agent = study.make_agent(
+        name,
+        gold_by_id,
+        ag.Retriever(gold, "tfidf"),
+        {"graph": None},
+        0.0,
+        np.random.default_rng(0),
+    )
+    episode = ag.run_episode(agent, task, desktop, study.node_checks(task, gold_by_id), 200, 20)
+    assert episode["outcome"] == "Success" and sorted(episode["executed"]) == [
+        "n0",
+        "n1",
+        "n2",
+        "n3",
+    ]
+    assert episode["actions"][-1] == ag.FINISH and episode["steps"] == len(episode["actions"])
+
+
+def test_contiguous_oracle_keeps_apps_together(gold_by_id, desktop):
+    task = _task(gold_by_id)
+    order = ag.contiguous_order(task)
+    apps = [next(n["app"] for n in task["nodes"] if n["id"] == i) for i in order]
+    assert apps[:2] == ["photo_lab", "photo_lab"]
+    rng = np.random.default_rng(1)
+    for _ in range(5):
+        order = ag.random_topological_order(task, rng)
+        assert order.index("n0") < order.index("n2") < order.index("n3")
+
+
+def test_random_and_noisy_agents(gold_by_id, desktop):
+    task = _task(gold_by_id)
+    checks = study.node_checks(task, gold_by_id)
+    random = ag.run_episode(
+        ag.RandomAgent(np.random.default_rng(0)), task, desktop, checks, 200, 20
+    )
+    assert (
+        random["outcome"] == "Fail (waited too long)"
+        and random["steps"] == 21
+        and random["executed"] == []
+    )
+    noisy = ag.OracleAgent("noisy", gold_by_id, "contiguous", 1.0, np.random.default_rng(0))
+    noisy.reset("", task)
+    planned = len(noisy.plan)
+    actions = [
+        noisy.act({"a11y": [{"label": "x", "text": "t", "type": "Edit"}], "files": ["f"]})
+        for _ in range(planned)
+    ]
+    assert all(a["api"] == "set_edit_text" and a["label"] == "x" for a in actions)
+    assert noisy.act({}) == ag.FINISH
+
+
+def test_random_action_covers_control_kinds():
+    rng = np.random.default_rng(0)
+    obs = {
+        "a11y": [
+            {"label": "e", "type": "Edit", "text": ""},
+            {"label": "b", "type": "Button", "text": ""},
+        ],
+        "files": ["Desktop/a"],
+    }
+    kinds = {ag.random_action(obs, rng)["api"] for _ in range(200)}
+    assert kinds == {"set_edit_text", "click_input", "keyboard_input"}
+
+
+def test_pair_features_by_hand():
+    earlier = [("a", "image"), ("b", "pdf"), ("c", "image")]
+    feats = pl.pair_features("the image from an earlier step", "image", earlier)
+    assert feats.shape == (3, len(pl.FEATURES))
+    np.testing.assert_allclose(feats[0], [0, 1 / 3, 1, 0, 0, 0, 1])
+    np.testing.assert_allclose(feats[2], [1, 1, 1, 1, 0, 1, 1])
+    prev = pl.pair_features(pl.PREVIOUS, "pdf", earlier)
+    np.testing.assert_allclose(prev[1], [0, 0.5, 1, 1, 0, 0, 0])
+    np.testing.assert_allclose(prev[2], [1, 1, 0, 0, 1, 0, 0])
+    assert pl.pair_features(pl.PREVIOUS, "pdf", []).shape == (0, 7)
+
+
+def test_reference_examples_label_the_true_producer(gold_by_id):
+    task = _task(gold_by_id)
+    x, y = pl.reference_examples([task], gold_by_id)
+    # n2 reads n0's output (two candidates), n3 reads n2's (three candidates)
+    assert x.shape == (5, 7) and list(y) == [1, 0, 0, 0, 1]
+    assert (
+        x[0, 5] == 1 or x[0, 0] == 0
+    )  # n0 is not the previous clause of n2: an "earlier" reference
+    empty_x, empty_y = pl.reference_examples([], gold_by_id)
+    assert empty_x.shape == (0, 7) and empty_y.shape == (0,)
+
+
+def test_resolver_fit_and_fallback():
+    assert pl.fit_resolver(np.ones((3, 7)), np.ones(3, dtype=int), 1.0) is None
+    assert pl.LearnedResolver(None)("x", "image", [("a", "image"), ("b", "pdf")]) == "b"
+    assert pl.LearnedResolver(None)("x", "image", []) is None
+    x = np.array([[1, 1, 1, 1, 0, 0, 0], [0, 0.5, 1, 0, 0, 0, 0]] * 10, dtype=float)
+    y = np.array([0, 1] * 10)
+    model = pl.fit_resolver(x, y, 1.0)
+    resolver = pl.LearnedResolver(model)
+    assert resolver("e", "image", [("a", "image"), ("b", "pdf")]) == "a"
+
+
+def test_suites_and_bootstrap():
+    tasks = [
+        {"task_id": f"t{i}", "levels": {"width": lv, "nodes": "hard"}}
+        for i, lv in enumerate(["hard", "easy", "hard", "hard"])
+    ]
+    rules = {
+        "parallel": {"width": ["hard"]},
+        "none": {"width": ["medium"]},
+        "long": {"nodes": ["hard"], "width": ["easy", "hard"]},
+    }
+    suites = cap.build_suites(tasks, rules, 2, np.random.default_rng(0))
+    assert len(suites["parallel"]) == 2 and set(suites["parallel"]) <= {"t0", "t2", "t3"}
+    assert suites["none"] == [] and len(suites["long"]) == 2
+    assert cap.build_suites(tasks, rules, 10, np.random.default_rng(0))["parallel"] == [
+        "t0",
+        "t2",
+        "t3",
+    ]
+    assert cap.matches({"width": "hard", "nodes": "easy"}, {"width": ["hard"]})
+    assert not cap.matches(
+        {"width": "hard", "nodes": "easy"}, {"width": ["hard"], "nodes": ["hard"]}
+    )
+    assert cap.bootstrap_ci(np.array([0.5, 0.5]), 50, 0.95, np.random.default_rng(0)) == (0.5, 0.5)
+    lo, hi = cap.bootstrap_ci(np.array([0.0, 1.0] * 20), 500, 0.9, np.random.default_rng(0))
+    assert 0.3 < lo < 0.5 < hi < 0.7
+    assert all(np.isnan(cap.bootstrap_ci(np.array([]), 10, 0.95, np.random.default_rng(0))))

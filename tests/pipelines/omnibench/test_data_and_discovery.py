@@ -1,0 +1,172 @@
+"""Authored specs are checked before anything runs; discovery explores and abstracts subtasks."""
+
+import copy
+
+import numpy as np
+import pytest
+import yaml
+
+from paper_pipelines.pipelines.omnibench import data, discovery
+from tests.kedro_helpers import PROJECT_ROOT
+
+
+@pytest.fixture
+def raw():
+    return yaml.safe_load((PROJECT_ROOT / data.APPS_FILE).read_text())
+
+
+def _task(edges, nodes=("a", "b")):
+    return {
+        "task_id": "t",
+        "task_instruction": "x",
+        "dag": {"nodes": list(nodes), "edges": edges},
+        "subtasks": [
+            {"id": n, "subtask": "photo_lab.grayscale", "parameters": {"src": "s", "dst": f"d{n}"}}
+            for n in nodes
+        ],
+    }
+
+
+def test_the_authored_desktop_loads(raw):
+    desktop = data.load_desktop(raw, None, 3)
+    assert len(desktop["apps"]) == 16 and len(desktop["categories"]) == 8
+    assert sum(len(a["effects"]) for a in desktop["apps"].values()) == 40
+    assert len(desktop["files"]) == 23 and desktop["files"][0] == {
+        "path": "Desktop/photo1.png",
+        "type": "image",
+    }
+    assert len(data.load_desktop(raw, ["photo_lab"], 1)["files"]) == 10
+    with pytest.raises(data.SpecError, match=r"unknown apps \['nope'\]"):
+        data.load_desktop(raw, ["nope"], 3)
+    with pytest.raises(data.SpecError, match="needs keys"):
+        data.load_desktop({"apps": {}}, None, 3)
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (
+            lambda a: a["screens"]["home"][0].update(goto="nowhere"),
+            r"home\[0\]\.goto: dangling screen 'nowhere'",
+        ),
+        (
+            lambda a: a["screens"]["filters"][0].update(effect="sharpen"),
+            r"dangling control: effect 'sharpen'",
+        ),
+        (
+            lambda a: a["screens"]["grayscale_dialog"].pop(2),
+            r"effects\.grayscale: no control triggers",
+        ),
+        (
+            lambda a: a["screens"]["grayscale_dialog"].pop(0),
+            r"its dialog has no Edit for slots \['src'\]",
+        ),
+        (
+            lambda a: a["screens"]["home"].pop(0),
+            r"effects\.grayscale: its dialog 'grayscale_dialog' is unreachable",
+        ),
+        (lambda a: a.update(home="start"), r"home: screen 'start' is not defined"),
+        (lambda a: a.pop("title"), r"missing key 'title'"),
+        (lambda a: a["screens"]["home"][0].update(type="Slider"), "control type 'Slider'"),
+        (
+            lambda a: a["screens"]["grayscale_dialog"][0].pop("slot"),
+            "an Edit control without a slot",
+        ),
+        (
+            lambda a: a["screens"]["home"].append({"label": "help", "text": "x", "type": "Button"}),
+            "duplicate control labels",
+        ),
+        (
+            lambda a: a["effects"]["grayscale"].update(output="hologram"),
+            r"resource types \['hologram'\]",
+        ),
+        (
+            lambda a: a["effects"]["grayscale"].update(instruction="In PhotoLab, do {src}"),
+            "misses a slot",
+        ),
+    ],
+)
+def test_a_broken_app_spec_names_the_entry(raw, edit, message):
+    broken = copy.deepcopy(raw)
+    edit(broken["apps"]["photo_lab"])
+    with pytest.raises(data.SpecError, match=message) as info:
+        data.load_desktop(broken, None, 3)
+    assert "apps.photo_lab" in str(info.value) and "Nothing was run or written" in str(info.value)
+
+
+def test_authored_tasks_parse_and_bad_ones_fail(raw):
+    desktop = data.load_desktop(raw, None, 3)
+    tasks = data.parse_authored_tasks([_task({"a": ["b"]})], desktop)
+    assert tasks[0]["edges"] == [["a", "b"]] and tasks[0]["nodes"][0]["category"] == "image"
+    assert tasks[0]["source"] == "authored" and data.parse_authored_tasks(None, desktop) == []
+    with pytest.raises(
+        data.SpecError, match=r"edge a -> z names subtask 'z', which is not in dag\.nodes"
+    ):
+        data.parse_authored_tasks([_task({"a": ["z"]})], desktop)
+    with pytest.raises(data.SpecError, match="the task graph has a cycle"):
+        data.parse_authored_tasks([_task({"a": ["b"], "b": ["a"]})], desktop)
+    unknown = _task({})
+    unknown["subtasks"][0]["subtask"] = "photo_lab.sharpen"
+    with pytest.raises(data.SpecError, match="unknown subtask 'photo_lab.sharpen'"):
+        data.parse_authored_tasks([unknown], desktop)
+    missing = _task({})
+    missing["subtasks"].pop()
+    with pytest.raises(data.SpecError, match="node 'b' has no subtask entry"):
+        data.parse_authored_tasks([missing], desktop)
+
+
+def test_topological_order():
+    assert data.topological_order(["a", "b", "c"], [("b", "a"), ("c", "b")]) == ["c", "b", "a"]
+    assert data.topological_order(["a", "b"], [("a", "b"), ("b", "a")]) is None
+    assert data.topological_order(["b", "a"], []) == ["b", "a"]
+
+
+def test_reachable_screens(raw):
+    assert data.reachable_screens(raw["apps"]["photo_lab"]) == set(
+        raw["apps"]["photo_lab"]["screens"]
+    )
+
+
+def test_template_slots_and_fresh_paths():
+    assert discovery.template_slots("put {picture} into {src}, save as {dst}") == [
+        "picture",
+        "src",
+        "dst",
+    ]
+    assert discovery.fresh_path("t1", "image") == "Desktop/out/t1.png"
+    assert discovery.fresh_path("t1", "hologram") == "Desktop/out/t1.dat"
+
+
+def test_exploration_discovers_and_abstracts(raw):
+    desktop = data.load_desktop(raw, None, 3)
+    found = discovery.explore_app(desktop, "photo_lab", 40, 8, np.random.default_rng(0))
+    assert set(found) == {"grayscale", "crop_center", "rotate_left", "resize_half"}
+    record = found["grayscale"]
+    assert record["trigger"] == "apply_grayscale" and record["created"] == "image"
+    assert record["literals"]["src"] in {
+        f["path"] for f in desktop["files"] if f["type"] == "image"
+    }
+    assert record["path"][0] == {"api": "click_input", "label": "launch:photo_lab"}
+    cand = discovery.abstract_subtask(desktop, "photo_lab", "grayscale", record)
+    assert cand["input_resources"] == {"src": "image"} and cand["output_resources"] == {
+        "dst": "image"
+    }
+    assert cand["slots"] == ["src", "dst"] and cand["id"] == "photo_lab.grayscale"
+    assert discovery.explore_app(desktop, "photo_lab", 1, 2, np.random.default_rng(0)) == {}
+
+
+def test_enumeration_and_available_parameters(raw):
+    desktop = data.load_desktop(raw, None, 3)
+    cands = discovery.discover_subtasks(desktop, "enumerate", 1, 2, 4, np.random.default_rng(0))
+    assert len(cands) == 40 and cands[0]["observed_path"] is None
+    insert = next(c for c in cands if c["effect"] == "insert_image")
+    assert insert["slots"] == ["picture", "src", "dst"]
+    params = insert["available_parameters"]
+    assert len(params) == 4 and len({p["dst"] for p in params}) == 4
+    assert params[0] == {
+        "src": "Desktop/report.docx",
+        "picture": "Desktop/photo1.png",
+        "dst": "Desktop/out/word_writer_insert_image_0.docx",
+    }
+    explored = discovery.discover_subtasks(desktop, "explore", 60, 8, 2, np.random.default_rng(0))
+    assert len(explored) == 40 and all(len(c["available_parameters"]) == 2 for c in explored)
