@@ -1,0 +1,297 @@
+"""CGDyn-R assembled and trained: learnable node features -> Dynamic Geometric Modeling per snapshot ->
+Temporal State Aggregator -> Fermi-Dirac decoder, trained with the evolution-driven objective and
+Riemannian Adam (geoopt; Euclidean parameters get plain Adam steps from it).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import geoopt
+import numpy as np
+import torch
+from torch import nn
+from torch_geometric.nn.conv.gcn_conv import gcn_norm
+
+from paper_pipelines.common.progress import progress
+
+from . import decoder, objective, poincare
+from .modeling import DynamicGeometricModeling
+from .snapshots import edge_keys, sample_non_edges
+from .temporal import TemporalStateAggregator
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything one training run reads (built from the typed parameter blocks by the node)."""
+
+    mode: str
+    dim: int = 16
+    window: int = 5
+    gate_hidden: int = 8
+    use_tree_score: bool = True
+    use_temporal_attention: bool = True
+    const_gate: float = 0.5
+    fd_r: float = 2.0
+    fd_t: float = 1.0
+    curvature: float = 1.0
+    learn_curvature: bool = False
+    ball_eps: float = 1e-5
+    interaction: bool = False
+    interaction_weight: float = 0.2
+    target: str = "next"
+    lambda_node: float = 0.1
+    lambda_chg: float = 0.5
+    neg_ratio: float = 1.0
+    epochs: int = 100
+    patience: int = 50
+    lr: float = 0.01
+    weight_decay: float = 5e-7
+
+
+class CGDynR(nn.Module):
+    """Node features, the per-snapshot geometric model, the temporal aggregator and the ball."""
+
+    def __init__(self, n_nodes: int, s: Settings):
+        super().__init__()
+        self.s = s
+        self.ball = poincare.make_ball(s.curvature, s.learn_curvature)
+        # small initial features keep exp_0 away from the boundary (HGCN initialises near 0 too)
+        self.features = nn.Parameter(0.1 * torch.randn(n_nodes, s.dim))
+        self.geometry = DynamicGeometricModeling(
+            s.dim, s.mode, self.ball, s.ball_eps, s.gate_hidden, s.use_tree_score,
+            s.const_gate, s.interaction, s.interaction_weight,
+        )  # fmt: skip
+        self.temporal = TemporalStateAggregator(s.dim, s.window, s.use_temporal_attention)
+
+    def forward(self, graphs: list[tuple[torch.Tensor, torch.Tensor]], tree: torch.Tensor):
+        """States s^t [T, N, d] and gates alpha^t [T, N] over the given snapshots, in order."""
+        states, alphas = [], []
+        c = self.curvature()
+        for t, (edge_index, weight) in enumerate(graphs):
+            u, alpha = self.geometry(self.features, edge_index, weight, tree[t], c)
+            states.append(self.temporal(u, states))
+            alphas.append(alpha)
+        return torch.stack(states), torch.stack(alphas)
+
+    def curvature(self) -> poincare.Curv:
+        """c as a float when fixed (fewer tensor ops per call), geoopt's tensor when learned."""
+        return self.ball.c if self.s.learn_curvature else float(self.s.curvature)
+
+    def logits(self, state: torch.Tensor, alpha: torch.Tensor, pairs: torch.Tensor, y=None):
+        """Fermi-Dirac logits of node pairs (y: exp_0 of the states, when already computed)."""
+        s = self.s
+        return decoder.edge_logits(
+            state, alpha, pairs, self.curvature(), s.ball_eps, s.fd_r, s.fd_t, y
+        )
+
+
+def normalised_graph(edges: np.ndarray, n_nodes: int, device: str):
+    """edge_index (both directions) and GCN weights D^-1/2 (A + I) D^-1/2, computed once."""
+    e = torch.as_tensor(edges.T, dtype=torch.long)
+    edge_index = torch.cat([e, e.flip(0)], 1)
+    edge_index, weight = gcn_norm(edge_index, None, n_nodes, add_self_loops=True)
+    return edge_index.to(device), weight.to(device)
+
+
+def new_edge_masks(edges: list[np.ndarray], n_nodes: int) -> list[np.ndarray]:
+    """For each snapshot, which of its edges appear in no earlier snapshot (newly formed)."""
+    seen = np.zeros(0, np.int64)
+    out = []
+    for e in edges:
+        keys = edge_keys(e, n_nodes)
+        out.append(~np.isin(keys, seen))
+        seen = np.union1d(seen, keys)
+    return out
+
+
+def transitions(t_train: int, target: str) -> list[tuple[int, int]]:
+    """(state time, target snapshot) pairs: predict the next snapshot, or reconstruct the same."""
+    if target == "next":
+        return [(t, t + 1) for t in range(t_train - 1)]
+    return [(t, t) for t in range(t_train)]
+
+
+def step_loss(
+    model: CGDynR,
+    states: torch.Tensor,
+    alphas: torch.Tensor,
+    edges: list[np.ndarray],
+    new_masks: list[np.ndarray],
+    keys: list[np.ndarray],
+    n_nodes: int,
+    rng: np.random.Generator,
+    device: str,
+) -> torch.Tensor:
+    """The evolution-driven objective summed over the training transitions."""
+    s = model.s
+    c = model.curvature()
+    # the ball view exp_0(s^t) of every state, once (smoothness reuses it; None for euclid)
+    ball = None if bool((alphas == 0).all()) else poincare.expmap0(states, c, s.ball_eps)
+    total = states.new_zeros(())
+    for t, tau in transitions(states.shape[0], s.target):
+        pos = edges[tau]
+        neg = sample_non_edges(n_nodes, keys[tau], max(1, round(s.neg_ratio * len(pos))), rng)
+        new = pos[new_masks[tau]]
+        use_change = s.lambda_chg > 0 and len(new) > 0 and tau > 0
+        groups = [pos, neg]
+        if use_change:  # persisting non-edges: absent both before and after the change
+            exclude = np.concatenate([keys[tau], keys[tau - 1]])
+            groups += [new, sample_non_edges(n_nodes, exclude, len(new), rng)]
+        # one decoder call per step: all pairs of the step scored together
+        pairs = torch.as_tensor(np.concatenate(groups), device=device)
+        logits = model.logits(states[t], alphas[t], pairs, None if ball is None else ball[t])
+        parts = torch.split(logits, [len(g) for g in groups])
+        bce = objective.link_bce(parts[0], parts[1])
+        change = objective.link_bce(parts[2], parts[3]) if use_change else bce.new_zeros(())
+        smooth = bce.new_zeros(())
+        if s.lambda_node > 0 and t > 0:
+            smooth = objective.nodal_smoothness(
+                decoder.mixed_sq_distance(
+                    states[t],
+                    states[t - 1],
+                    alphas[t],
+                    c,
+                    s.ball_eps,
+                    None if ball is None else ball[t],
+                    None if ball is None else ball[t - 1],
+                )  # fmt: skip
+            )
+        total = total + objective.evolution_loss(bce, smooth, change, s.lambda_node, s.lambda_chg)
+    return total
+
+
+def make_optimisers(model: nn.Module, lr: float, weight_decay: float) -> list:
+    """Riemannian Adam for the ball-valued parameters (geoopt ManifoldParameters), Adam otherwise."""
+    params = list(model.parameters())
+    on_ball = [p for p in params if isinstance(p, geoopt.ManifoldParameter)]
+    flat = [p for p in params if not isinstance(p, geoopt.ManifoldParameter)]
+    optimisers = [torch.optim.Adam(flat, lr=lr, weight_decay=weight_decay)]
+    if on_ball:
+        optimisers.append(geoopt.optim.RiemannianAdam(on_ball, lr=lr, weight_decay=weight_decay))
+    return optimisers
+
+
+def train_cgdyn(
+    snapshots: dict[str, Any],
+    tree: np.ndarray,
+    t_train: int,
+    settings: Settings,
+    seed: int,
+    device: str = "cpu",
+    label: str = "",
+) -> tuple[CGDynR, list[dict[str, Any]]]:
+    """Train on snapshots 0..t_train-1 for up to `epochs` (stopping after `patience` epochs without a
+    lower loss); a non-finite loss stops with an error naming the run and the epoch."""
+    torch.manual_seed(seed)
+    rng = np.random.default_rng(seed)
+    n = snapshots["num_nodes"]
+    edges = snapshots["edges"][:t_train]
+    graphs = [normalised_graph(e, n, device) for e in edges]
+    keys = [edge_keys(e, n) for e in edges]
+    new_masks = new_edge_masks(edges, n)
+    tree_t = torch.as_tensor(tree[:t_train], dtype=torch.float32, device=device)
+    model = CGDynR(n, settings).to(device)
+    optimisers = make_optimisers(model, settings.lr, settings.weight_decay)
+    log, best, stale = [], math.inf, 0
+    for epoch in range(settings.epochs):
+        for opt in optimisers:
+            opt.zero_grad()
+        states, alphas = model(graphs, tree_t)
+        loss = step_loss(model, states, alphas, edges, new_masks, keys, n, rng, device)
+        value = float(loss.detach())
+        if not math.isfinite(value):
+            raise FloatingPointError(
+                f"cross_geometric: training {label} ({settings.mode}) gave a non-finite loss "
+                f"({value}) at epoch {epoch}; lower cross_geometric.train.lr or raise "
+                "cross_geometric.geometry.ball_eps"
+            )
+        loss.backward()
+        for opt in optimisers:
+            opt.step()
+        log.append({"epoch": epoch, "loss": value})
+        if value < best - 1e-4:
+            best, stale = value, 0
+        else:
+            stale += 1
+            if stale >= settings.patience:
+                break
+    return model, log
+
+
+@torch.no_grad()
+def final_state(model: CGDynR, snapshots: dict[str, Any], tree: np.ndarray, t_train: int, device):
+    """States and gates over the training snapshots (the last state scores every test snapshot)."""
+    n = snapshots["num_nodes"]
+    graphs = [normalised_graph(e, n, device) for e in snapshots["edges"][:t_train]]
+    tree_t = torch.as_tensor(tree[:t_train], dtype=torch.float32, device=device)
+    return model(graphs, tree_t)
+
+
+@torch.no_grad()
+def link_probabilities(model: CGDynR, state, alpha, pairs: np.ndarray, device) -> np.ndarray:
+    """Fermi-Dirac link probabilities of node pairs from the last training state."""
+    if len(pairs) == 0:
+        return np.zeros(0)
+    logits = model.logits(state, alpha, torch.as_tensor(pairs, dtype=torch.long, device=device))
+    return torch.sigmoid(logits).cpu().numpy().astype(float)
+
+
+def score_evaluation_edges(model: CGDynR, state, alpha, tests: list[dict], device) -> list[dict]:
+    """Probabilities of every test snapshot's all-link and new-link positives and negatives."""
+    return [
+        {
+            "t": e["t"],
+            **{
+                k: link_probabilities(model, state, alpha, e[k], device)
+                for k in ("pos", "neg", "new_pos", "new_neg")
+            },
+        }
+        for e in tests
+    ]
+
+
+def train_and_score(
+    snapshots: dict[str, dict[str, Any]],
+    tree_scores: dict[str, np.ndarray],
+    evaluation_edges: dict[str, list[dict]],
+    settings: Settings,
+    runs: list[tuple[str, int, int]],
+    test_length: int,
+    device: str = "cpu",
+    method: str | None = None,
+) -> tuple[dict[str, torch.Tensor], list[dict[str, Any]], list[dict[str, Any]]]:
+    """Train one configuration for every (source, seed index, seed) in `runs`: the state dicts
+    (keys `<source>.seed<k>.<param>`), the training log rows, and the scored evaluation edges with
+    the gates over the training snapshots."""
+    method = method or settings.mode
+    states, log, scored = {}, [], []
+    for source, k, seed in progress(runs, f"train {method}", logger=logger):
+        snaps = snapshots[source]
+        t_train = len(snaps["edges"]) - test_length
+        label = f"{method} on {source}, seed {k}"
+        model, rows = train_cgdyn(
+            snaps, tree_scores[source], t_train, settings, seed, device, label
+        )
+        st, al = final_state(model, snaps, tree_scores[source], t_train, device)
+        for name, value in model.state_dict().items():
+            states[f"{source}.seed{k}.{name}"] = value.detach().cpu()
+        log += [{"method": method, "source": source, "seed": k, **r} for r in rows]
+        scored.append(
+            {
+                "method": method,
+                "source": source,
+                "seed": k,
+                "tests": score_evaluation_edges(
+                    model, st[-1], al[-1], evaluation_edges[source], device
+                ),
+                "alpha": al.cpu().numpy(),
+            }
+        )
+        logger.info("%s: %d epochs, final loss %.4f", label, len(rows), rows[-1]["loss"])
+    return states, log, scored
