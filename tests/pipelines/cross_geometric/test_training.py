@@ -63,7 +63,7 @@ def test_patience_stops_early_and_same_seed_repeats():
 
 
 def test_non_finite_loss_names_the_run_and_epoch():
-    s = training.Settings(mode="hyperbolic", dim=4, epochs=5, lr=float("nan"))
+    s = training.Settings(mode="hyperbolic", dim=4, epochs=5, lr=float("inf"))
     with pytest.raises(FloatingPointError, match=r"mixed, seed 0 \(hyperbolic\).*epoch 1"):
         training.train_cgdyn(SNAPS, TREE, 3, s, seed=0, label="mixed, seed 0")
 
