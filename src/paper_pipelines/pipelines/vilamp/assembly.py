@@ -25,10 +25,11 @@ def assemble_sequence(
     tokens in temporal order (None: non-keyframes dropped, as composer_type=None and uniform_sample).
     """
     n, m, d = patches.shape
-    is_key = torch.zeros(n, dtype=torch.bool)
+    device = patches.device
+    is_key = torch.zeros(n, dtype=torch.bool, device=device)
     is_key[keyframes] = True
     count = torch.where(is_key, m, 1 if merged is not None else 0)
-    frame_of = torch.repeat_interleave(torch.arange(n), count)
+    frame_of = torch.repeat_interleave(torch.arange(n, device=device), count)
     tokens = patches.new_empty((int(count.sum()), d))
     key_rows = is_key[frame_of]
     tokens[key_rows] = patches[is_key].reshape(-1, d)
@@ -37,6 +38,6 @@ def assemble_sequence(
             raise ValueError(
                 f"{merged.shape[0]} merged tokens for {n - int(is_key.sum())} non-keyframes"
             )
-        tokens[~key_rows] = merged
-    tokens = torch.cat([tokens, newline.reshape(1, d)])
-    return tokens, torch.cat([frame_of, torch.tensor([n])])
+        tokens[~key_rows] = merged.to(tokens)
+    tokens = torch.cat([tokens, newline.reshape(1, d).to(tokens)])
+    return tokens, torch.cat([frame_of, torch.tensor([n], device=device)])

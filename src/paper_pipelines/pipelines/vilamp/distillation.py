@@ -77,13 +77,15 @@ def visual_sequence(
             enc.frame_emb, enc.query_emb[None], dim=-1
         )
         # value 1; carries the LM loss to the selector when it is trainable (frozen here, as released)
-        patches = patches * straight_through_weights(relevance).reshape(-1, 1, 1)
-    is_key = torch.zeros(n, dtype=torch.bool)
+        weights = straight_through_weights(relevance.float()).to(patches)
+        patches = patches * weights.reshape(-1, 1, 1)
+    is_key = torch.zeros(n, dtype=torch.bool, device=patches.device)
     is_key[keyframes] = True
     rest = patches[~is_key]
     merged = None
     if method in ("dks_meanpool", "dks_respool", "vilamp") and len(rest):
-        ref = patches[reference_keyframes(keyframes, n, dfm.reference_keyframe)][~is_key]
+        reference = reference_keyframes(keyframes, n, dfm.reference_keyframe, patches.device)
+        ref = patches[reference][~is_key]
         if method == "dks_meanpool":
             merged = mean_pool(rest)
         elif method == "dks_respool":

@@ -27,7 +27,7 @@ def predicted_attention_gb(tokens: int, heads: int, bytes_per: int = 4) -> float
 @torch.no_grad()
 def answer(reader, sequence, question: str, options: list[str], vocab: list[str], cache) -> str:
     """The reader's choice among the question's options (greedy, one answer token)."""
-    logits = reader([sequence], text_matrix([question], cache))[0]
+    logits = reader([sequence], text_matrix([question], cache, reader.newline.device))[0]
     index = {a: i for i, a in enumerate(vocab)}
     scores = [logits[index[o]].item() for o in options]
     return options[int(np.argmax(scores))]
@@ -55,7 +55,7 @@ def run_video(
                 "keyframe_budget": k,
             }
             if method == "dense":
-                tokens = spec["n_frames"] * data.patches + 1
+                tokens = spec["n_frames"] * selector.patches + 1  # M of the towers in use
                 if predicted_attention_gb(tokens + 1, heads) > cap_gb:
                     rows.append({**base, "status": OOM, "visual_tokens": tokens})
                     continue

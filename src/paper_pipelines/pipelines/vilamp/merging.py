@@ -16,7 +16,10 @@ from torch import nn
 
 
 def reference_keyframes(
-    keyframes: list[int], n_frames: int, mode: Literal["paper", "official_code"] = "paper"
+    keyframes: list[int],
+    n_frames: int,
+    mode: Literal["paper", "official_code"] = "paper",
+    device: torch.device | str | None = None,
 ) -> torch.Tensor:
     """r(n) for every frame: the index of the frame whose patches are its redundancy reference.
 
@@ -26,7 +29,7 @@ def reference_keyframes(
     """
     if not keyframes:
         raise ValueError("reference keyframes need at least one keyframe")
-    ref = torch.arange(n_frames)
+    ref = torch.arange(n_frames, device=device)
     bounds = [*sorted(keyframes), n_frames]
     for i in range(len(bounds) - 1):
         source = bounds[i] if mode == "paper" else i
@@ -76,6 +79,9 @@ class DifferentialFeatureMerging(nn.Module):
         Above ``max_dense_length`` frames the scores are formed chunk by chunk (the released memory
         saving); the result is the same.
         """
+        # the inputs follow the merging weights' device and dtype (bf16 towers into fp32 weights)
+        weight = self.linear_iq.weight
+        patches, reference, query = patches.to(weight), reference.to(weight), query.to(weight)
         if patches.shape[0] == 0:
             return patches.new_zeros((0, patches.shape[-1]))
         step = max_dense_length or patches.shape[0]

@@ -47,18 +47,33 @@ class Selector(nn.Module):
         self.image = FrameEncoder(dim, patch, patches, layers, heads)
         self.text = nn.Linear(text_dim, dim)
         self.bias = nn.Parameter(torch.tensor(-2.0))  # the sigmoid loss's offset (SigLIP-style)
+        self.patches = patches  # M, tokens per frame
+        self.vision_dim = self.query_dim = dim
 
     @torch.no_grad()
     def encode_video(
         self, frames: torch.Tensor, chunk: int = 2048
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """(patch tokens (N, M, dim), frame embeddings (N, dim)) in chunks, without gradients."""
+        """(patch tokens (N, M, dim), frame embeddings (N, dim)) in chunks, without gradients.
+
+        Frames may come from the CPU (rendered with NumPy); each chunk moves to the encoder's device
+        and dtype, so a 10K-frame video never sits on the GPU whole as pixels.
+        """
+        weight = self.image.stem.weight
         tokens, embs = [], []
         for lo in range(0, frames.shape[0], chunk):
-            t = self.image.patch_tokens(frames[lo : lo + chunk])
+            t = self.image.patch_tokens(frames[lo : lo + chunk].to(weight))
             tokens.append(t)
             embs.append(self.image.frame_embedding(t))
         return torch.cat(tokens), torch.cat(embs)
+
+    @torch.no_grad()
+    def encode_query(self, question: str, cache: dict[str, list[float]]) -> torch.Tensor:
+        """q = E_txt(Q): the cached MiniLM vector of the question through the text map, (dim,)."""
+        if question not in cache:
+            raise KeyError(f"no cached MiniLM embedding for the question {question!r}")
+        weight = self.text.weight
+        return self.text(torch.tensor(cache[question], dtype=weight.dtype, device=weight.device))
 
 
 def caption_loss(
@@ -83,8 +98,8 @@ def query_loss(
 
 def time_encoding(position: torch.Tensor, dim: int) -> torch.Tensor:
     """Sinusoid of n / N (length-agnostic): (L,) positions in [0, 1] -> (L, dim)."""
-    freqs = math.pi * torch.logspace(0, math.log10(512), dim // 2)
-    angles = position.reshape(-1, 1) * freqs
+    freqs = math.pi * torch.logspace(0, math.log10(512), dim // 2, device=position.device)
+    angles = position.reshape(-1, 1).float() * freqs
     return torch.cat([torch.sin(angles), torch.cos(angles)], dim=-1)
 
 
@@ -142,14 +157,20 @@ class Reader(nn.Module):
         prompts: torch.Tensor,
     ) -> torch.Tensor:
         """Answer logits (B, answers) from per-video (tokens (L, d), time in [0, 1] (L,), kind (L,))."""
+        # everything follows the reader's own parameters (device and dtype), whatever the inputs
+        like = self.newline
         longest = max(s[0].shape[0] for s in sequences) + 1
-        batch = torch.zeros(len(sequences), longest, self.dim)
-        valid = torch.zeros(len(sequences), longest, dtype=torch.bool)
+        batch = torch.zeros(len(sequences), longest, self.dim, dtype=like.dtype, device=like.device)
+        valid = torch.zeros(len(sequences), longest, dtype=torch.bool, device=like.device)
         for i, (tokens, time, kind) in enumerate(sequences):
             n = tokens.shape[0]
-            batch[i, 1 : n + 1] = tokens + time_encoding(time, self.dim) + self.kind(kind)
+            batch[i, 1 : n + 1] = (
+                tokens.to(like)
+                + time_encoding(time.to(like.device), self.dim).to(like.dtype)
+                + self.kind(kind.to(like.device))
+            )
             valid[i, : n + 1] = True
-        batch[:, 0] = self.prompt(prompts) + self.kind.weight[0]
+        batch[:, 0] = self.prompt(prompts.to(like)) + self.kind.weight[0]
         mask = None if bool(valid.all()) else valid[:, None, None, :]
         x = batch
         for block in self.blocks:

@@ -24,7 +24,9 @@ from .parameters import (
     RuntimeParams,
     Seed,
     SelectorParams,
+    TowersParams,
 )
+from .towers import DTYPES
 
 logger = logging.getLogger(__name__)
 
@@ -110,16 +112,20 @@ def pretrain_selector(
     text_embeddings: dict,
     data: DataParams,
     selector: SelectorParams,
+    towers: TowersParams,
     seed: Seed,
     runtime: RuntimeParams,
 ) -> tuple[dict, pd.DataFrame]:
-    """The CLIP stand-in, trained on frame/caption and frame/question pairs."""
-    apply_runtime(runtime)
+    """The CLIP stand-in, trained on frame/caption and frame/question pairs (not with pretrained towers)."""
+    if towers.kind != "stand_in":
+        logger.info("towers.kind=%s: the pretrained towers select frames, no stand-in", towers.kind)
+        return {}, pd.DataFrame(columns=["step", "caption_loss", "query_loss"])
+    device = apply_runtime(runtime)
     torch.manual_seed(substream_seed(seed, "selector"))
     model, log = training.pretrain_selector(
-        caption_pairs.to_dict("records"), assets, data, selector, text_embeddings
+        caption_pairs.to_dict("records"), assets, data, selector, text_embeddings, device
     )
-    return model.state_dict(), log
+    return _on_cpu(model.state_dict()), log
 
 
 def train_reader(
@@ -129,6 +135,7 @@ def train_reader(
     text_embeddings: dict,
     data: DataParams,
     selector: SelectorParams,
+    towers: TowersParams,
     reader: ReaderParams,
     dks: DKSParams,
     dfm: DFMParams,
@@ -136,28 +143,39 @@ def train_reader(
     runtime: RuntimeParams,
 ) -> tuple[dict, pd.DataFrame]:
     """Reader + projector + DFM on the answer loss, DKS in the loop, the selector frozen."""
-    apply_runtime(runtime)
+    device = apply_runtime(runtime)
     torch.manual_seed(substream_seed(seed, "reader"))
-    sel = _selector(selector_model, data, selector, text_embeddings)
+    sel = _towers(selector_model, data, selector, towers, text_embeddings, device)
     model, log = training.train_reader(
-        train_videos, assets, data, sel, selector, reader, dks, dfm, text_embeddings,
+        train_videos, assets, data, sel, reader, dks, dfm, text_embeddings,
         substream(seed, "reader_batches"),
     )  # fmt: skip
-    return model.state_dict(), log
+    return _on_cpu(model.state_dict()), log
 
 
-def _selector(state: dict, data, selector, text_embeddings) -> torch.nn.Module:
+def _on_cpu(state: dict) -> dict:
+    """State dicts are stored from the CPU, so a GPU run's models load anywhere."""
+    return {k: v.detach().cpu() for k, v in state.items()}
+
+
+def _towers(state: dict, data, selector, towers, text_embeddings, device: str) -> torch.nn.Module:
+    """The frozen towers on the run's device in towers.dtype: the trained stand-in or CLIP / SigLIP."""
+    if towers.kind != "stand_in":
+        from .towers import load_towers
+
+        return load_towers(towers, device)
     model = training.build_selector(data, selector, len(next(iter(text_embeddings.values()))))
     model.load_state_dict(state)
-    return model.eval()
+    return model.to(device=device, dtype=DTYPES[towers.dtype]).eval()
 
 
-def _reader(state: dict, data, selector, reader, dfm, text_embeddings) -> torch.nn.Module:
+def _reader(state: dict, towers, data, reader, dfm, text_embeddings) -> torch.nn.Module:
+    """The trained reader, on the towers' device."""
     vocab = synth.answer_vocabulary(list(data.colours), data.max_count)
     text_dim = len(next(iter(text_embeddings.values())))
-    model = training.build_reader(selector, reader, dfm, text_dim, len(vocab))
+    model = training.build_reader(towers, reader, dfm, text_dim, len(vocab))
     model.load_state_dict(state)
-    return model.eval()
+    return model.to(training.device_of(towers)).eval()
 
 
 # ---------------------------------------------------------------- evaluate
@@ -169,6 +187,7 @@ def run_benchmark(
     text_embeddings: dict,
     data: DataParams,
     selector: SelectorParams,
+    towers: TowersParams,
     reader: ReaderParams,
     dks: DKSParams,
     dfm: DFMParams,
@@ -176,9 +195,9 @@ def run_benchmark(
     runtime: RuntimeParams,
 ) -> pd.DataFrame:
     """Every method on every benchmark video: answer, keyframes' needle recall, visual tokens, time."""
-    apply_runtime(runtime)
-    sel = _selector(selector_model, data, selector, text_embeddings)
-    rdr = _reader(reader_model, data, selector, reader, dfm, text_embeddings)
+    device = apply_runtime(runtime)
+    sel = _towers(selector_model, data, selector, towers, text_embeddings, device)
+    rdr = _reader(reader_model, sel, data, reader, dfm, text_embeddings)
 
     def methods_of(spec):
         return evaluation_params.long.methods if spec.get("long") else evaluation_params.methods
@@ -201,6 +220,7 @@ def measure_scaling(
     text_embeddings: dict,
     data: DataParams,
     selector: SelectorParams,
+    towers: TowersParams,
     reader: ReaderParams,
     dks: DKSParams,
     dfm: DFMParams,
@@ -209,9 +229,9 @@ def measure_scaling(
     runtime: RuntimeParams,
 ) -> pd.DataFrame:
     """Whole-path peak RSS and seconds vs N for ViLAMP and (while under the cap) dense tokens."""
-    apply_runtime(runtime)
-    sel = _selector(selector_model, data, selector, text_embeddings)
-    rdr = _reader(reader_model, data, selector, reader, dfm, text_embeddings)
+    device = apply_runtime(runtime)
+    sel = _towers(selector_model, data, selector, towers, text_embeddings, device)
+    rdr = _reader(reader_model, sel, data, reader, dfm, text_embeddings)
     return scaling.scaling_sweep(
         assets, data, sel, rdr, dks, dfm, text_embeddings, evaluation_params, reader.heads,
         substream(seed, "scaling"),

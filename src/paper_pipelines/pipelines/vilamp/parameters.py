@@ -23,6 +23,7 @@ __all__ = [
     "RuntimeParams",
     "Seed",
     "SelectorParams",
+    "TowersParams",
     "check_across_blocks",
 ]
 
@@ -95,6 +96,47 @@ class SelectorParams(ParamsModel):
     lr: float = Field(1e-3, gt=0)
     temperature: float = Field(0.07, gt=0)
     card_prob: float = Field(0.7, ge=0, le=1)
+
+
+class TowersParams(ParamsModel):
+    """Which towers give the frame, query and patch features: the trained stand-ins or local CLIP / SigLIP.
+
+    ``stand_in`` trains the small selector in the pipeline (the default CPU run). ``clip`` / ``siglip``
+    read a local Hugging Face folder (``path``; nothing is downloaded) for frame and question
+    embeddings and, unless ``vision_path`` names a second tower (ViLAMP: a SigLIP vision tower beside
+    the CLIP selector), for the patch tokens too. The reader stays the trained stand-in.
+    """
+
+    kind: Literal["stand_in", "clip", "siglip"] = "stand_in"
+    path: str | None = None
+    vision_kind: Literal["clip", "siglip"] | None = None
+    vision_path: str | None = None
+    vision_layer: int = Field(-2, le=-1)  # hidden state the patch tokens come from (LLaVA: -2)
+    dtype: Literal["float32", "bfloat16"] = "float32"  # of the frozen towers (bf16 on a GPU)
+
+    @model_validator(mode="after")
+    def _local_folders(self) -> TowersParams:
+        from .towers import FIX_HINT, folder_problem
+
+        if self.kind == "stand_in":
+            if self.path or self.vision_path:
+                raise ValueError(
+                    "vilamp.towers.path / vision_path are read only with vilamp.towers.kind clip or "
+                    f"siglip, got kind=stand_in with path={self.path!r}: set the kind or drop the path"
+                )
+            return self
+        problem = folder_problem(self.path, self.kind)
+        if problem:
+            raise ValueError(f"vilamp.towers.path {problem} (kind={self.kind}): {FIX_HINT}")
+        if self.vision_path is not None:
+            problem = folder_problem(self.vision_path, self.vision_kind or "")
+            if self.vision_kind is None or problem:
+                raise ValueError(
+                    f"vilamp.towers.vision_path {problem or 'needs vision_kind'}: set "
+                    "vilamp.towers.vision_kind (clip or siglip) to the model in that folder; "
+                    f"{FIX_HINT}"
+                )
+        return self
 
 
 class DKSParams(ParamsModel):

@@ -5,7 +5,14 @@ from kedro.pipeline import Node, Pipeline
 from . import nodes
 
 TOWERS = ["assets", "selector_model", "reader_model", "text_embeddings_json"]
-BLOCKS = ["params:data", "params:selector", "params:reader", "params:dks", "params:dfm"]
+BLOCKS = [
+    "params:data",
+    "params:selector",
+    "params:towers",
+    "params:reader",
+    "params:dks",
+    "params:dfm",
+]
 
 
 def create_pipeline(**kwargs) -> Pipeline:
@@ -47,6 +54,7 @@ def create_pipeline(**kwargs) -> Pipeline:
                     "text_embeddings_json",
                     "params:data",
                     "params:selector",
+                    "params:towers",
                     "params:seed",
                     "params:runtime",
                 ],

@@ -130,11 +130,13 @@ def build_metrics(
 ) -> dict[str, Any]:
     """The contract keys (at evaluation.scale_frames / headline_frames) plus every claim's inputs."""
     big, head = evaluation.scale_frames, evaluation.headline_frames
-    m: dict[str, Any] = {
-        "scale_frames": big,
-        "headline_frames": head,
-        "patches_per_frame": data.patches,
-    }
+    # M of the towers that ran (pretrained towers have their own patch grid), as the sweep recorded it
+    patches = (
+        int(scaling_table.patches_per_frame.iloc[0])
+        if "patches_per_frame" in scaling_table
+        else data.patches
+    )
+    m: dict[str, Any] = {"scale_frames": big, "headline_frames": head, "patches_per_frame": patches}
     m["needle_recall_dks_10k"] = _cell(accuracy, "retrieval", big, "vilamp", "needle_recall")
     for method in ("uniform", "dks_drop", "vilamp", "relevance_topk"):
         m[f"acc_retrieval_{method}_10k"] = _cell(accuracy, "retrieval", big, method)
@@ -147,7 +149,7 @@ def build_metrics(
     m["added_rss_gb_vilamp_10k"] = float(vil.added_rss_gb.iloc[0]) if len(vil) else math.nan
     m["seconds_vilamp_10k"] = float(vil.seconds.iloc[0]) if len(vil) else math.nan
     m["visual_tokens_vilamp_10k"] = int(vil.visual_tokens.iloc[0]) if len(vil) else None
-    m["visual_tokens_dense_10k"] = int(big * data.patches + 1)
+    m["visual_tokens_dense_10k"] = int(big * patches + 1)
     dense = scaling_table[scaling_table.method == "dense"]
     m["dense_oom_at_headline"] = bool(
         (dense[dense.n_frames >= head].status != "ok").all() and (dense.n_frames >= head).any()

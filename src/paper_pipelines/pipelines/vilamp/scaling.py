@@ -106,19 +106,24 @@ def scaling_sweep(
 
     vocab = synth.answer_vocabulary(list(data.colours), data.max_count)
     frames = sorted({*evaluation.n_frames, *evaluation.long.n_frames, evaluation.scale_frames})
+    m = selector.patches  # tokens per frame of the towers in use
+    device = reader.newline.device
     rows = []
     for n in progress(frames, "vilamp scaling sweep"):
         spec = synth.make_video_spec("retrieval", n, data, assets["glyphs"]["labels"], rng)
         for method in ("vilamp", "dense"):
-            tokens = n * data.patches + 1 if method == "dense" else None
+            tokens = n * m + 1 if method == "dense" else None
             attention_gb = predicted_attention_gb(tokens + 1, heads) if tokens else None
             if method == "dense" and attention_gb > evaluation.dense_memory_cap_gb:
                 rows.append(
                     {"method": method, "n_frames": n, "visual_tokens": tokens, "status": OOM,
-                     "predicted_attention_gb": attention_gb}
+                     "predicted_attention_gb": attention_gb, "patches_per_frame": m}
                 )  # fmt: skip
                 continue
             gc.collect()
+            if device.type == "cuda":  # the GPU's own high-water mark, beside the process RSS
+                torch.cuda.synchronize(device)
+                torch.cuda.reset_peak_memory_stats(device)
             with torch.no_grad(), peak_rss() as usage:
                 enc = encode(
                     synth.render_video(spec, assets, data),
@@ -132,26 +137,28 @@ def scaling_sweep(
                 predicted = answer(
                     reader, sequence, spec["question"], spec["options"], vocab, cache
                 )
+                if device.type == "cuda":
+                    torch.cuda.synchronize(device)  # the seconds include the GPU's work
+            gpu_gb = (
+                torch.cuda.max_memory_allocated(device) / 1e9 if device.type == "cuda" else None
+            )
             del enc, sequence
             rows.append(
                 {
                     "method": method,
                     "n_frames": n,
-                    "visual_tokens": int(n * data.patches + 1)
+                    "patches_per_frame": m,
+                    "visual_tokens": int(n * m + 1)
                     if method == "dense"
-                    else int(len(keys) * data.patches + n - len(keys) + 1),
+                    else int(len(keys) * m + n - len(keys) + 1),
                     "status": "ok",
                     "peak_rss_gb": usage["peak_gb"],
                     "added_rss_gb": usage["peak_gb"] - usage["start_gb"],
                     "seconds": usage["seconds"],
+                    "peak_gpu_gb": gpu_gb,
                     "correct": float(predicted == spec["answer"]),
                     "predicted_attention_gb": predicted_attention_gb(
-                        (
-                            n * data.patches
-                            if method == "dense"
-                            else len(keys) * data.patches + n - len(keys)
-                        )
-                        + 2,
+                        (n * m if method == "dense" else len(keys) * m + n - len(keys)) + 2,
                         heads,
                     ),
                 }

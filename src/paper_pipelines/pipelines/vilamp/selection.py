@@ -23,7 +23,7 @@ def frame_relevance(frame_emb: torch.Tensor, query_emb: torch.Tensor) -> torch.T
 def temporal_distinctiveness(frame_emb: torch.Tensor, keyframes: list[int]) -> torch.Tensor:
     """T_f(f_n, K) = max_{k in K} cos(e_n, e_k), shape (N,); -1 for an empty keyframe set."""
     if not keyframes:
-        return torch.full((frame_emb.shape[0],), -1.0)
+        return frame_emb.new_full((frame_emb.shape[0],), -1.0)
     unit = F.normalize(frame_emb, dim=-1)
     return (unit @ unit[keyframes].T).max(dim=1).values
 
@@ -47,8 +47,10 @@ def greedy_keyframes(
         raise ValueError(f"tau is a cosine threshold in [-1, 1], got {tau}")
     unit = F.normalize(frame_emb, dim=-1)
     order = torch.argsort(relevance, descending=True, stable=True).tolist()
-    scores = relevance.tolist()
-    visited = torch.zeros(len(order), dtype=torch.bool)
+    scores = relevance.float().tolist()
+    # The cosines are formed on the embeddings' device; only the K suppression masks come back to the
+    # host, so the walk over N frames never waits on the GPU frame by frame.
+    visited = np.zeros(len(order), dtype=bool)
     chosen: list[int] = []
     for frame in order:
         if len(chosen) >= max_keyframes or scores[frame] < relevance_floor:
@@ -57,7 +59,7 @@ def greedy_keyframes(
             continue
         chosen.append(frame)
         visited[frame] = True
-        visited |= (unit @ unit[frame]) > tau
+        visited |= ((unit @ unit[frame]) > tau).cpu().numpy()
     return sorted(chosen)
 
 

@@ -18,12 +18,19 @@ from .models import Reader, Selector, caption_loss, query_loss
 logger = logging.getLogger(__name__)
 
 
-def text_matrix(texts: list[str], cache: dict[str, list[float]]) -> torch.Tensor:
-    """MiniLM sentence vectors of ``texts`` from the cache, (len, 384)."""
+def text_matrix(
+    texts: list[str], cache: dict[str, list[float]], device: torch.device | str | None = None
+) -> torch.Tensor:
+    """MiniLM sentence vectors of ``texts`` from the cache, (len, 384), on ``device``."""
     missing = [t for t in texts if t not in cache]
     if missing:
         raise KeyError(f"texts without a cached MiniLM embedding: {missing[:3]}")
-    return torch.tensor(np.asarray([cache[t] for t in texts], np.float32))
+    return torch.tensor(np.asarray([cache[t] for t in texts], np.float32), device=device)
+
+
+def device_of(model: torch.nn.Module) -> torch.device:
+    """Where a model's parameters live: the tensors it is fed are created there."""
+    return next(model.parameters()).device
 
 
 def build_selector(data, selector, text_dim: int) -> Selector:
@@ -33,23 +40,29 @@ def build_selector(data, selector, text_dim: int) -> Selector:
 
 
 def pretrain_selector(
-    corpus: list[dict], assets: dict, data, selector, text_cache: dict
+    corpus: list[dict],
+    assets: dict,
+    data,
+    selector,
+    text_cache: dict,
+    device: torch.device | str = "cpu",
 ) -> tuple[Selector, pd.DataFrame]:
     """CLIP-style pretraining: softmax over every caption + sigmoid loss against every question."""
     colours = list(data.colours)
     captions, questions = synth.all_captions(colours), synth.all_questions(colours)
-    cap_txt, q_txt = text_matrix(captions, text_cache), text_matrix(questions, text_cache)
+    cap_txt = text_matrix(captions, text_cache, device)
+    q_txt = text_matrix(questions, text_cache, device)
     # which colours each question asks about (ordering asks two)
-    asks = torch.tensor([[c in q.split() for c in colours] for q in questions])
-    model = build_selector(data, selector, cap_txt.shape[1])
+    asks = torch.tensor([[c in q.split() for c in colours] for q in questions], device=device)
+    model = build_selector(data, selector, cap_txt.shape[1]).to(device)
     opt = torch.optim.AdamW(model.parameters(), lr=selector.lr, weight_decay=0.01)
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, selector.lr, total_steps=selector.steps)
     log = []
     for step in progress(range(selector.steps), "vilamp selector pretraining"):
         rows = corpus[step * selector.batch : (step + 1) * selector.batch]
-        frames = torch.from_numpy(synth.render_caption_frames(rows, assets, data))
-        colour = torch.tensor([r["colour"] for r in rows])
-        digit = torch.tensor([r["digit"] for r in rows])
+        frames = torch.from_numpy(synth.render_caption_frames(rows, assets, data)).to(device)
+        colour = torch.tensor([r["colour"] for r in rows], device=device)
+        digit = torch.tensor([r["digit"] for r in rows], device=device)
         target = torch.where(colour < 0, 0, 1 + colour * 10 + digit)
         relevant = asks[:, colour.clamp(min=0)].T & (colour >= 0)[:, None]
         emb = model.image.frame_embedding(model.image.patch_tokens(frames))
@@ -65,18 +78,21 @@ def pretrain_selector(
     return model, pd.DataFrame(log)
 
 
-def encode_frozen(video: np.ndarray, question: str, selector: Selector, cache) -> tuple:
-    """Frames -> (patch tokens (N, M, Ds), frame embeddings (N, Ds), query (Ds,)); the towers are frozen."""
-    tokens, emb = selector.encode_video(torch.from_numpy(video))
-    with torch.no_grad():
-        query = selector.text(text_matrix([question], cache))[0]
-    return tokens, emb, query
+def encode_frozen(video: np.ndarray, question: str, towers, cache) -> tuple:
+    """Frames -> (patch tokens (N, M, Dv), frame embeddings (N, Ds), query (Ds,)); the towers are frozen.
+
+    ``towers`` is the trained stand-in (:class:`Selector`) or pretrained CLIP / SigLIP towers; the
+    outputs sit on the towers' device in their dtype.
+    """
+    tokens, emb = towers.encode_video(torch.from_numpy(video))
+    return tokens, emb, towers.encode_query(question, cache)
 
 
-def encode(video: np.ndarray, question: str, selector: Selector, reader: Reader, cache) -> Encoded:
+def encode(video: np.ndarray, question: str, towers, reader: Reader, cache) -> Encoded:
     """Frames -> selector embeddings and projected patch tokens (the reader's trainable projector)."""
-    tokens, emb, query = encode_frozen(video, question, selector, cache)
-    return Encoded(patches=reader.projector(tokens), frame_emb=emb, query_emb=query)
+    tokens, emb, query = encode_frozen(video, question, towers, cache)
+    weight = reader.projector[0].weight  # bf16 tower features enter the reader in its own dtype
+    return Encoded(patches=reader.projector(tokens.to(weight)), frame_emb=emb, query_emb=query)
 
 
 def keyframe_budget(task: str, dks) -> int:
@@ -84,10 +100,11 @@ def keyframe_budget(task: str, dks) -> int:
     return dks.counting_keyframes if task == "counting" else dks.max_keyframes
 
 
-def build_reader(selector, reader_params, dfm, text_dim: int, answers: int) -> Reader:
+def build_reader(towers, reader_params, dfm, text_dim: int, answers: int) -> Reader:
+    """The reader for ``towers``' patch width (vision_dim) and query width (query_dim)."""
     return Reader(
-        selector.dim,
-        selector.dim,
+        towers.vision_dim,
+        towers.query_dim,
         text_dim,
         reader_params.dim,
         reader_params.layers,
@@ -101,18 +118,21 @@ def train_reader(
     specs: list[dict],
     assets: dict,
     data,
-    selector_model: Selector,
-    selector,
+    towers,
     reader_params,
     dks,
     dfm,
     text_cache: dict,
     rng: np.random.Generator,
 ) -> tuple[Reader, pd.DataFrame]:
-    """Reader + projector + DFM trained on the answer loss; one assembly method drawn per step."""
+    """Reader + projector + DFM trained on the answer loss; one assembly method drawn per step.
+
+    The reader is built on the towers' device; the towers stay frozen.
+    """
     vocab = synth.answer_vocabulary(list(data.colours), data.max_count)
     text_dim = len(next(iter(text_cache.values())))
-    model = build_reader(selector, reader_params, dfm, text_dim, len(vocab))
+    device = device_of(towers)
+    model = build_reader(towers, reader_params, dfm, text_dim, len(vocab)).to(device)
     opt = torch.optim.AdamW(model.parameters(), lr=reader_params.lr, weight_decay=0.01)
     sched = torch.optim.lr_scheduler.OneCycleLR(
         opt, reader_params.lr, total_steps=reader_params.steps, pct_start=0.1
@@ -125,7 +145,7 @@ def train_reader(
     # sees many videos a few times each instead of a few videos many times (it overfits those).
     def encoded(spec):
         video = synth.render_video(spec, assets, data)
-        tokens, emb, query = encode_frozen(video, spec["question"], selector_model, text_cache)
+        tokens, emb, query = encode_frozen(video, spec["question"], towers, text_cache)
         return spec, tokens.half(), emb, query, {}
 
     pool_size = min(reader_params.pool_videos, len(specs))
@@ -141,7 +161,11 @@ def train_reader(
         sequences, prompts, targets, option_masks = [], [], [], []
         for i in picks:
             spec, tokens, emb, query, keys_of = pool[int(i)]
-            enc = Encoded(patches=model.projector(tokens.float()), frame_emb=emb, query_emb=query)
+            enc = Encoded(
+                patches=model.projector(tokens.to(model.newline.dtype)),
+                frame_emb=emb,
+                query_emb=query,
+            )
             group = "dks" if method in USES_DKS else method
             if group not in keys_of:
                 keys_of[group] = choose_keyframes(
@@ -150,17 +174,19 @@ def train_reader(
             sequences.append(visual_sequence(method, enc, keys_of[group], model, dfm))
             prompts.append(spec["question"])
             targets.append(index[spec["answer"]])
-            mask = torch.full((len(vocab),), float("-inf"))
+            mask = torch.full((len(vocab),), float("-inf"), device=device)
             mask[[index[o] for o in spec["options"]]] = 0.0
             option_masks.append(mask)
-        logits = model(sequences, text_matrix(prompts, text_cache)) + torch.stack(option_masks)
-        loss = torch.nn.functional.cross_entropy(logits, torch.tensor(targets))
+        targets_t = torch.tensor(targets, device=device)
+        logits = model(sequences, text_matrix(prompts, text_cache, device))
+        logits = logits + torch.stack(option_masks)
+        loss = torch.nn.functional.cross_entropy(logits, targets_t)
         opt.zero_grad()
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
         sched.step()
-        acc = (logits.argmax(1) == torch.tensor(targets)).float().mean().item()
+        acc = (logits.argmax(1) == targets_t).float().mean().item()
         log.append(
             {"step": step, "method": method, "loss": loss.item(), "accuracy": acc,
              "videos_seen": min(next_spec, len(specs))}
