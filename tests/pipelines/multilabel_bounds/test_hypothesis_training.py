@@ -29,7 +29,29 @@ def test_lowrank_projection_bounds_a_and_each_b():
     np.testing.assert_allclose(np.linalg.norm(p["B"], axis=0), 2.0)
 
 
-@pytest.mark.parametrize("kind", ["linear", "lowrank"])
+def test_mlp_projection_bounds_each_hidden_unit_and_each_b():
+    v = np.array([[3.0, 0.3], [4.0, 0.4]])  # hidden-unit norms 5 and 0.5
+    b = np.array([[6.0, 0.0], [8.0, 1.0]])  # label norms 10 and 1
+    p = hypothesis.project({"V": v, "B": b}, 2.0)
+    np.testing.assert_allclose(p["V"], [[0.6, 0.3], [0.8, 0.4]])
+    np.testing.assert_allclose(p["B"], [[1.2, 0.0], [1.6, 1.0]])
+
+
+def test_mlp_scores_by_hand():
+    # f(x) = B^T tanh(V^T x): x = (1, 2), hidden units v_1 = (0.5, 0), v_2 = (0, -0.25)
+    params = {"V": np.array([[0.5, 0.0], [0.0, -0.25]]), "B": np.array([[2.0, 0.0], [1.0, 3.0]])}
+    h1, h2 = np.tanh(0.5), np.tanh(-0.5)
+    np.testing.assert_allclose(
+        hypothesis.scores(params, np.array([[1.0, 2.0]])), [[2 * h1 + h2, 3 * h2]]
+    )
+    # and its gradient for dL/df = (1, 0): dB = tanh(V^T x) e_1^T, dV = x (b_1 * (1 - tanh^2))^T
+    g = hypothesis.score_gradients(params, np.array([[1.0, 2.0]]), np.array([[1.0, 0.0]]))
+    np.testing.assert_allclose(g["B"], [[h1, 0.0], [h2, 0.0]])
+    back = np.array([2.0 * (1 - h1**2), 1.0 * (1 - h2**2)])
+    np.testing.assert_allclose(g["V"], np.outer([1.0, 2.0], back))
+
+
+@pytest.mark.parametrize("kind", ["linear", "lowrank", "mlp"])
 def test_score_gradients_match_finite_differences(kind):
     rng = np.random.default_rng(1)
     x = rng.standard_normal((5, 4))
@@ -45,14 +67,46 @@ def test_score_gradients_match_finite_differences(kind):
         assert grads[key].flat[1] == pytest.approx(numeric, rel=1e-5)
 
 
+@pytest.mark.parametrize("loss", ["squared", "logistic", "squared_hinge"])
+@pytest.mark.parametrize("per_label", [False, True])
+def test_mlp_risk_gradient_matches_finite_differences_of_the_risk(loss, per_label):
+    """The whole chain, loss and tanh layer: every entry of V and B against central differences."""
+    from paper_pipelines.pipelines.multilabel_bounds.losses import surrogate_risk
+
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((6, 3))
+    y = np.where(rng.standard_normal((6, 2)) > 0, 1.0, -1.0)
+    params = hypothesis.init_params("mlp", 3, 2, 4, rng, lam=1.5)
+    grads = training.risk_gradient(params, x, y, loss, per_label)
+    scale = (
+        2.0 if per_label else 1.0
+    )  # per label: sum_j (1/n) sum_i, i.e. c times the mean over n c terms
+    for key, value in params.items():
+        for i in range(value.size):
+            bump = np.zeros_like(value)
+            bump.flat[i] = 1e-6
+            up = surrogate_risk(hypothesis.scores({**params, key: value + bump}, x), y, loss)
+            down = surrogate_risk(hypothesis.scores({**params, key: value - bump}, x), y, loss)
+            numeric = scale * (up - down) / 2e-6
+            assert grads[key].flat[i] == pytest.approx(numeric, rel=1e-4, abs=1e-8)
+
+
 def test_init_points_lie_in_the_class():
     rng = np.random.default_rng(2)
     w = hypothesis.init_params("linear", 5, 3, 2, rng, lam=4.0)["W"]
     np.testing.assert_allclose(np.linalg.norm(w, axis=0), 4.0)
     low = hypothesis.init_params("lowrank", 5, 3, 2, rng)
     assert np.linalg.norm(low["A"]) == pytest.approx(np.sqrt(2)) and not low["B"].any()
-    with pytest.raises(ValueError, match="unknown model class 'mlp'"):
-        hypothesis.init_params("mlp", 5, 3, 2, rng)
+    mlp = hypothesis.init_params(
+        "mlp", 2, 3, 4, rng
+    )  # 4 hidden units > d = 2: unit, not orthonormal
+    np.testing.assert_allclose(np.linalg.norm(mlp["V"], axis=0), 1.0)
+    assert mlp["V"].shape == (2, 4) and mlp["B"].shape == (4, 3) and not mlp["B"].any()
+    start = hypothesis.init_params("mlp", 2, 3, 4, rng, lam=4.0)
+    np.testing.assert_allclose(np.linalg.norm(start["B"], axis=0), 4.0)
+    np.testing.assert_allclose(np.linalg.norm(start["V"], axis=0), 1.0)
+    with pytest.raises(ValueError, match="unknown model class 'tree'"):
+        hypothesis.init_params("tree", 5, 3, 2, rng)
 
 
 def test_learning_rate_decays_like_one_over_sqrt():
@@ -95,7 +149,7 @@ def test_constrained_fit_is_near_the_ridge_optimum_at_the_matched_radius():
     assert (np.sign(x @ ours["W"]) == np.sign(x @ w_ridge)).mean() > 0.97
 
 
-@pytest.mark.parametrize("kind", ["linear", "lowrank"])
+@pytest.mark.parametrize("kind", ["linear", "lowrank", "mlp"])
 @pytest.mark.parametrize("loss", ["squared", "hinge"])
 def test_training_lowers_the_risk_and_stays_in_the_class(kind, loss):
     from paper_pipelines.pipelines.multilabel_bounds.losses import surrogate_risk
@@ -108,6 +162,9 @@ def test_training_lowers_the_risk_and_stays_in_the_class(kind, loss):
     assert after < 0.8 * before
     if kind == "linear":
         assert np.linalg.norm(params["W"], axis=0).max() <= 2.0 * (1 + 1e-5)
+    elif kind == "mlp":
+        assert np.linalg.norm(params["V"], axis=0).max() <= 1.0 + 1e-5
+        assert np.linalg.norm(params["B"], axis=0).max() <= 2.0 * (1 + 1e-5)
     else:
         assert np.linalg.norm(params["A"]) <= np.sqrt(2) * (1 + 1e-5)
         assert np.linalg.norm(params["B"], axis=0).max() <= 2.0 * (1 + 1e-5)

@@ -116,6 +116,16 @@ def test_a_bad_parameter_fails_before_any_node_and_writes_nothing(fast_run):
     assert all("metrics" not in str(p) and "gap_table" not in str(p) for p in new), new
 
 
+def test_a_bad_mlp_width_fails_before_any_node(fast_run):
+    before = files_under(fast_run / "data")
+    with pytest.raises(ParameterError, match=r"multilabel_bounds\.model\.hidden = 0 is invalid"):
+        run_session(
+            fast_run, SLUG, env="fast",
+            runtime_params={f"{SLUG}.model.hidden": 0, f"{SLUG}.data.low_d.models": ["mlp"]},
+        )  # fmt: skip
+    assert files_under(fast_run / "data") == before
+
+
 def _data(**changes):
     base = P.DataParams.model_validate(
         {
@@ -144,7 +154,8 @@ def _data(**changes):
         ({"low_d.Lambda": 0.0}, r"low_d\.Lambda = 0\.0 is invalid"),
         ({"low_d.etas": [0.0, 0.5]}, r"low_d\.etas\.1 = 0\.5 is invalid"),
         ({"low_d.etas": [-0.1]}, r"low_d\.etas\.0 = -0\.1 is invalid"),
-        ({"low_d.models": ["mlp"]}, r"low_d\.models\.0 = 'mlp' is invalid"),
+        ({"low_d.models": ["tree"]}, r"low_d\.models\.0 = 'tree' is invalid"),
+        ({"real.models": ["tree"]}, r"real\.models\.0 = 'tree' is invalid"),
         ({"low_d.n": [100, 100]}, r"low_d\.n = \[100, 100\] needs at least two distinct values"),
         ({"high_d.c": [2]}, r"high_d\.c = \[2\] is invalid"),
         ({"real.n": [100, 2000]}, r"real\.n has 2000, above the pool"),

@@ -84,6 +84,48 @@ def test_real_splits_are_disjoint_and_subsets_use_usable_labels():
     assert index["splits"][0]["train"] != index["splits"][1]["train"]
 
 
+def test_mlp_is_opt_in_and_fitted_once_per_c_on_the_synthetic_grid():
+    d, t = _params()
+    assert not [x for x in study.synthetic_tasks(d, t) if x["model"] == "mlp"]  # default: no mlp
+    d = d.model_copy(
+        update={"low_d": d.low_d.model_copy(update={"models": ["mlp"], "etas": [0.0]})}
+    )
+    tasks = study.synthetic_tasks(d, t)
+    assert len(tasks) == 2 * 2 * 2 and {x["c_fit"] for x in tasks} == {2, 6}  # losses x n x c
+    pools = study.synthetic_pools(d, seed=0)
+    fits = study.fit_synthetic(pools, d, P.ModelParams(rank=2, hidden=3), t, seed=0)
+    params = next(iter(fits["params"].values()))
+    assert params["V"].shape == (5, 3)  # h = model.hidden, not model.rank
+    gaps = study.measure_synthetic(pools, fits, d, t)
+    assert len(gaps) == 8 and set(gaps.model) == {"mlp"} and (gaps.c_used == gaps.c).all()
+
+
+def test_width_is_the_rank_or_the_hidden_layer():
+    model = P.ModelParams(rank=2, hidden=7)
+    assert [study.width(k, model) for k in ("linear", "lowrank", "mlp")] == [2, 2, 7]
+
+
+def test_real_coupled_classes_are_fitted_per_label_subset():
+    d, t = _params()
+    real = d.real.model_copy(update={"models": ["linear", "mlp"], "splits": 1})
+    table = data.load_multi_digits(700, 3, np.random.default_rng(0))
+    index = study.real_splits(table, real, seed=0)
+    model = P.ModelParams(rank=2, hidden=3)
+    fits = study.fit_real(table, index, real, model, t, seed=0)
+    keys = list(fits["params"])
+    mlp = [k for k in keys if "/mlp/" in k]
+    # per n: 3 random subsets of c = 2 plus the one of all usable labels, x 2 losses; linear: 1 per loss
+    assert len(mlp) == 2 * 2 * 4 and len(keys) - len(mlp) == 2 * 2
+    assert len({k for k in mlp if k.endswith("/s2")}) == 2 * 2  # the third subset of c = 2
+    gaps = study.measure_real(table, index, fits, real, t)
+    for kind in ("linear", "mlp"):
+        g = gaps[gaps.model == kind]
+        assert len(g) == 2 * 2 * 4  # one row per (n, loss, subset) for both classes
+        assert set(g[g.c == 2].c_used) == {2}
+    one = fits["params"][next(k for k in mlp if "/squared/100/2/s0" in k)]
+    assert one["B"].shape == (3, 2)  # a coupled fit sees only its subset's labels
+
+
 def test_rademacher_table_has_every_quantity():
     d, t = _params()
     pools = study.synthetic_pools(d, seed=0)

@@ -77,14 +77,14 @@ def train_grid(
 
 
 def train_real(
-    real_table: pd.DataFrame, splits: dict, data: DataParams, train: TrainParams, seed: Seed,
-    runtime: RuntimeParams,
+    real_table: pd.DataFrame, splits: dict, data: DataParams, model: ModelParams,
+    train: TrainParams, seed: Seed, runtime: RuntimeParams,
 ) -> dict[str, Any]:  # fmt: skip
-    """The same trainer on the real set (decoupled class), every split, n and loss."""
+    """The same trainer on the real set (data.real.models), every split, n and loss."""
     apply_runtime(runtime)
     if not data.real.enabled:
         return {"params": {}, "seconds": {}}
-    return study.fit_real(real_table, splits["real"], data.real, train, seed)
+    return study.fit_real(real_table, splits["real"], data.real, model, train, seed)
 
 
 def run_anchors(

@@ -26,7 +26,7 @@ __all__ = [
 ]
 
 LOSS = Literal["squared", "logistic", "squared_hinge", "hinge"]
-KIND = Literal["linear", "lowrank"]
+KIND = Literal["linear", "lowrank", "mlp"]  # mlp: opt-in, no default grid uses it
 Eta = Annotated[float, Field(ge=0.0, lt=0.5)]
 Size = Annotated[int, Field(ge=2)]
 # Rows of the shipped real sets, and the test rows every split keeps.
@@ -96,6 +96,8 @@ class RealBlock(ParamsModel):
     digits_per_image: int = Field(3, ge=1)
     n: list[Size] = Field(min_length=2)
     c: list[Size] = Field(min_length=2)
+    # classes fitted on the real set; a coupled class (lowrank, mlp) is fitted once per label subset
+    models: list[KIND] = Field(default_factory=lambda: ["linear"], min_length=1)
 
 
 class DataParams(ParamsModel):
@@ -154,6 +156,7 @@ class DataParams(ParamsModel):
 
 class ModelParams(ParamsModel):
     rank: int = Field(5, ge=1)  # r of the shared low-rank class W = A B (||A||_F <= sqrt(r))
+    hidden: int = Field(64, ge=1)  # h, hidden units of the mlp class B^T tanh(V^T x) (||v_k|| <= 1)
 
 
 class TrainParams(ParamsModel):

@@ -51,6 +51,7 @@ def create_pipeline(**kwargs) -> Pipeline:
                     "real_data_table",
                     "split_index_json",
                     "params:data",
+                    "params:model",
                     "params:train",
                     "params:seed",
                     "params:runtime",

@@ -58,7 +58,8 @@ def _ascent_step(params: dict, grads: dict, step: float, lam: float) -> dict[str
     out = {}
     for key, value in params.items():
         g = grads[key]
-        radius = np.sqrt(value.shape[1]) if key == "A" else lam * np.sqrt(value.shape[1])
+        # A: ||A||_F <= sqrt(r); V: unit columns, so ||V||_F <= sqrt(h); W, B: columns of norm <= Lambda
+        radius = np.sqrt(value.shape[1]) if key in ("A", "V") else lam * np.sqrt(value.shape[1])
         out[key] = value + (step * radius / (np.linalg.norm(g) + 1e-30)) * g
     return hypothesis.project(out, lam)
 

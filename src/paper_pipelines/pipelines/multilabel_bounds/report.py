@@ -258,7 +258,7 @@ def _real_metrics(cells: pd.DataFrame, ev, real) -> dict[str, Any]:
         return {"yeast_gaps_monotone_in_n": False, "yeast_c_excess_max": float("nan")}
     c_top = yeast.c.max()
     monotone = True
-    for _, g in yeast[yeast.c == c_top].groupby("loss"):
+    for _, g in yeast[yeast.c == c_top].groupby(["model", "loss"]):
         g = g.sort_values("n")
         for measure in ("hamming", "auc_loss"):
             monotone &= bool(np.all(np.diff(g[f"gap_{measure}"].to_numpy()) < 0))
@@ -273,8 +273,10 @@ def _real_metrics(cells: pd.DataFrame, ev, real) -> dict[str, Any]:
         "real_source": real.source,
     }
     for _, row in top.iterrows():
-        m[f"yeast_{row['loss']}_test_hamming"] = float(row["test_hamming"])
-        m[f"yeast_{row['loss']}_gap_hamming"] = float(row["gap_hamming"])
+        # the decoupled class keeps the plain names; an opt-in coupled class is prefixed by its name
+        prefix = "yeast_" if row["model"] == "linear" else f"yeast_{row['model']}_"
+        m[f"{prefix}{row['loss']}_test_hamming"] = float(row["test_hamming"])
+        m[f"{prefix}{row['loss']}_gap_hamming"] = float(row["gap_hamming"])
     return m
 
 

@@ -2,7 +2,8 @@
 the grids is one ERM fit (training.fit) whose generalisation gaps are measured on a large test sample.
 
 A task is one fit: (block, replicate, eta, class, loss, n, c). The decoupled class is fitted once on the
-block's largest c (its columns are the fits on every prefix, see training.py); the low-rank class once per c.
+block's largest c (its columns are the fits on every prefix, see training.py); the coupled classes (low-rank,
+mlp) once per c, and on the real set once per random label subset.
 Tasks run on ``train.n_jobs`` joblib workers; every fit draws its own sub-stream of the one seed.
 """
 
@@ -121,7 +122,15 @@ def synthetic_tasks(data, train_params) -> list[dict[str, Any]]:
 
 def task_key(task: dict[str, Any]) -> str:
     parts = [task["block"], task.get("replicate", task.get("split")), task["eta"], task["model"]]
-    return "/".join(str(p) for p in [*parts, task["loss"], task["n"], task["c_fit"]])
+    parts += [task["loss"], task["n"], task["c_fit"]]
+    if "subset" in task:  # coupled fits on the real set: one per random label subset
+        parts.append(f"s{task['subset']}")
+    return "/".join(str(p) for p in parts)
+
+
+def width(kind: str, model) -> int:
+    """The shared layer's size: r for the low-rank class, h hidden units for the mlp (unused when linear)."""
+    return model.hidden if kind == "mlp" else model.rank
 
 
 def _run_parallel(fn, jobs: list, n_jobs: int, desc: str) -> list:
@@ -142,8 +151,10 @@ def _fit_one(task: dict, x: np.ndarray, y: np.ndarray, rank: int, steps: int, lr
     return task_key(task), params, time.process_time() - started
 
 
-def _cost(task: dict, d: int) -> float:
-    return task["n"] * (task["c_fit"] * (d if task["model"] == "linear" else 5) + d)
+def _cost(task: dict, d: int, r: int) -> float:
+    if task["model"] == "linear":
+        return task["n"] * task["c_fit"] * d
+    return task["n"] * r * (task["c_fit"] + d)
 
 
 def fit_synthetic(pools: dict, data, model, train_params, seed: int) -> dict[str, Any]:
@@ -155,28 +166,46 @@ def fit_synthetic(pools: dict, data, model, train_params, seed: int) -> dict[str
         x = pool["X_train"][: task["n"]]
         y = pool["Y_train"][: task["n"], : task["c_fit"]]
         fit_seed = substream_seed(seed, "fit", task_key(task))
-        jobs.append((task, x, y, model.rank, train_params.steps, train_params.lr, fit_seed))
+        r = width(task["model"], model)
+        jobs.append((task, x, y, r, train_params.steps, train_params.lr, fit_seed))
     # largest fits first so the two workers finish together
-    jobs.sort(key=lambda job: -_cost(job[0], job[1].shape[1]))
+    jobs.sort(key=lambda job: -_cost(job[0], job[1].shape[1], job[3]))
     out = _run_parallel(_fit_one, jobs, train_params.n_jobs, "multilabel_bounds synthetic fits")
     return {"params": {k: p for k, p, _ in out}, "seconds": {k: s for k, _, s in out}}
 
 
-def fit_real(table: pd.DataFrame, splits: dict, real, train_params, seed: int) -> dict[str, Any]:
-    """Decoupled fits on the real set: every split, n and loss, all labels at once (subsets are columns)."""
+def _real_fits(subsets: dict, kinds: list[str], losses_: list[str], n_labels: int):
+    """(task head, label columns) of every fit at one (split, n): the decoupled class once per loss on all
+    labels (the subsets are its columns), a coupled class once per random label subset."""
+    for kind in kinds:
+        for loss in losses_:
+            if kind == "linear":
+                yield {"model": kind, "loss": loss, "c_fit": n_labels}, np.arange(n_labels)
+                continue
+            for c, draws in subsets.items():
+                for k, columns in enumerate(draws):
+                    head = {"model": kind, "loss": loss, "c_fit": int(c), "subset": k}
+                    yield head, np.array(columns, dtype=int)
+
+
+def fit_real(
+    table: pd.DataFrame, splits: dict, real, model, train_params, seed: int
+) -> dict[str, Any]:
+    """The same trainer on the real set: every split, n, class and loss (see _real_fits)."""
     jobs = []
     for s, split in enumerate(splits["splits"]):
         train_rows, test_rows = np.array(split["train"]), np.array(split["test"])
         for n in real.n:
             x, y, _, _ = ingest.real_features(table, train_rows[:n], test_rows)
-            for loss in train_params.losses:
-                task = {
-                    "block": "real", "split": s, "eta": 0.0, "model": "linear", "loss": loss,
-                    "n": int(n), "c_fit": int(y.shape[1]), "lam": float(real.Lambda),
-                }  # fmt: skip
+            subsets = split["subsets"][str(n)]["c"]
+            for head, columns in _real_fits(subsets, real.models, train_params.losses, y.shape[1]):
+                task = {"block": "real", "split": s, "eta": 0.0, "n": int(n),
+                        "lam": float(real.Lambda), **head}  # fmt: skip
                 fit_seed = substream_seed(seed, "fit", task_key(task))
-                jobs.append((task, x, y, 5, train_params.steps, train_params.lr, fit_seed))
-    jobs.sort(key=lambda job: -job[0]["n"])
+                r = width(task["model"], model)
+                y_fit = y[:, columns]
+                jobs.append((task, x, y_fit, r, train_params.steps, train_params.lr, fit_seed))
+    jobs.sort(key=lambda job: -_cost(job[0], job[1].shape[1], job[3]))
     out = _run_parallel(_fit_one, jobs, train_params.n_jobs, "multilabel_bounds real-data fits")
     return {"params": {k: p for k, p, _ in out}, "seconds": {k: s for k, _, s in out}}
 
@@ -257,33 +286,37 @@ def measure_synthetic(pools: dict, fitted: dict, data, train_params) -> pd.DataF
 def measure_real(
     table: pd.DataFrame, splits: dict, fitted: dict, real, train_params
 ) -> pd.DataFrame:
-    """Gaps on the real set: each split, n, loss and random label subset of size c."""
+    """Gaps on the real set: each split, n, class, loss and random label subset of size c."""
     rows = []
     for s, split in enumerate(splits["splits"]):
         train_rows, test_rows = np.array(split["train"]), np.array(split["test"])
         for n in real.n:
             x_tr, y_tr, x_te, y_te = ingest.real_features(table, train_rows[:n], test_rows)
             subsets = split["subsets"][str(n)]["c"]
-            for loss in train_params.losses:
-                task = {
-                    "block": "real", "split": s, "eta": 0.0, "model": "linear", "loss": loss,
-                    "n": int(n), "c_fit": int(y_tr.shape[1]),
-                }  # fmt: skip
+            fits = _real_fits(subsets, real.models, train_params.losses, y_tr.shape[1])
+            for head, fit_columns in fits:
+                task = {"block": "real", "split": s, "eta": 0.0, "n": int(n), **head}
                 params = fitted["params"][task_key(task)]
+                yf_tr, yf_te = y_tr[:, fit_columns], y_te[:, fit_columns]
                 s_tr, s_te = (hypothesis.scores(params, x).astype(np.float64) for x in (x_tr, x_te))
-                pl_tr = per_label_measures(s_tr, y_tr, loss)
-                pl_te = per_label_measures(s_te, y_te, loss)
-                for c, draws in subsets.items():
-                    for k, columns in enumerate(draws):
-                        columns = np.array(columns, dtype=int)
-                        base = {
-                            "block": "real", "replicate": 0, "eta": 0.0, "model": "linear",
-                            "loss": loss, "n": int(n), "c": int(c), "split": s, "subset": k,
-                            "c_used": int(len(columns)),
-                        }  # fmt: skip
-                        train = measure_columns(pl_tr, s_tr, y_tr, columns)
-                        test = measure_columns(pl_te, s_te, y_te, columns)
-                        rows.append(_gap_row(base, train, test))
+                pl_tr = per_label_measures(s_tr, yf_tr, head["loss"])
+                pl_te = per_label_measures(s_te, yf_te, head["loss"])
+                # the decoupled fit covers every subset through its columns; a coupled fit is its subset
+                measured = (
+                    [(int(c), k, np.array(cols, dtype=int))
+                     for c, draws in subsets.items() for k, cols in enumerate(draws)]
+                    if head["model"] == "linear"
+                    else [(head["c_fit"], head["subset"], np.arange(len(fit_columns)))]
+                )  # fmt: skip
+                for c, k, columns in measured:
+                    base = {
+                        "block": "real", "replicate": 0, "eta": 0.0, "model": head["model"],
+                        "loss": head["loss"], "n": int(n), "c": int(c), "split": s, "subset": k,
+                        "c_used": int(len(columns)),
+                    }  # fmt: skip
+                    train = measure_columns(pl_tr, s_tr, yf_tr, columns)
+                    test = measure_columns(pl_te, s_te, yf_te, columns)
+                    rows.append(_gap_row(base, train, test))
     return pd.DataFrame(rows)
 
 
