@@ -95,3 +95,13 @@ def test_results_table_mean_and_std_over_seeds():
     single = res[(res.method == "erm") & (res.split == "basis")].iloc[0]
     assert single.acc_ood_test_std == 0.0 and single.seeds == 1
     assert len(res) == 5
+
+
+def test_probe_on_a_binary_target_and_a_large_fit_share():
+    rng = np.random.default_rng(0)
+    target = rng.integers(2, size=200)
+    signal = target[:, None] * 4.0 + rng.normal(size=(200, 2))
+    assert measures.probe_accuracy(signal, target, 0.5, np.random.default_rng(1)) > 0.9
+    # a fit share near 1 still leaves one held-out row
+    acc = measures.probe_accuracy(signal[:10], target[:10], 0.99, np.random.default_rng(2))
+    assert acc in (0.0, 1.0)

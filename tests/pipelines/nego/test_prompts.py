@@ -116,3 +116,12 @@ def test_diversity_loss():
     assert neg.diversity_loss(opposite).item() == pytest.approx(2.0)
     tilted = torch.tensor([[1.0, 0.0], [1.0, 1.0]])
     assert neg.diversity_loss(tilted).item() == pytest.approx(1.0, abs=1e-6)
+
+
+def test_prediction_entropy_is_per_row():
+    # rows (0, 0) and (5, 0): per-row entropies ln 2 and H(sigmoid(5)); not a softmax over the batch
+    p = 1 / (1 + math.exp(-5))
+    expected = (math.log(2) - (p * math.log(p) + (1 - p) * math.log(1 - p))) / 2
+    assert neg.prediction_entropy(torch.tensor([[0.0, 0.0], [5.0, 0.0]])).item() == pytest.approx(
+        expected, rel=1e-5
+    )

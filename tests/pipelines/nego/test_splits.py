@@ -49,7 +49,7 @@ def test_size_plan_grows_the_widths():
     assert plan["ood_val"].widths == (30,) and plan["ood_test"].widths == (50,)
     assert plan["severe_test"].widths == (125,)
     assert all(p.spread == 1 for p in plan.values())
-    assert plan["train"].bases == tuple(SPLIT.size_bases)
+    assert plan["train"].bases == plan["id_val"].bases == tuple(SPLIT.size_bases)
     assert [p.n for p in plan.values()] == [30, 12, 12, 15, 15]
 
 
@@ -57,6 +57,7 @@ def test_split_plans_names():
     plans = splits.split_plans(DATA, SPLIT)
     assert list(plans) == ["bias", "basis", "size", "bias0.5", "bias0.8"]
     assert plans["bias0.5"][0].bias == 0.5 and plans["bias"][0].bias == 0.8
+    assert plans["basis"][2].bases == ("star",) and plans["size"][2].widths == (30,)
 
 
 def _toy(kind="basis"):
@@ -112,4 +113,21 @@ def test_environment_shift_check_catches_a_leak():
     frame.loc[frame.part == "ood_val", "base"] = "tree"
     with pytest.raises(ValueError, match="ood_val reuses"):
         splits.check_environment_shift(frame, "basis")
+    frame = _toy()
+    frame.loc[frame.part == "ood_test", "base"] = "ladder"
+    with pytest.raises(ValueError, match="ood_test reuses"):
+        splits.check_environment_shift(frame, "basis")
     assert isinstance(frame, pd.DataFrame)
+
+
+def test_generate_split_applies_the_bias_and_keeps_split_order():
+    import numpy as np
+
+    tied = splits.bias_plan(DATA, SPLIT, 1.0)
+    frame = splits.generate_split("bias", tied, DATA, np.random.default_rng(0))
+    train = frame[frame.part == "train"]
+    assert (train.base == train.y.map(dict(enumerate(SPLIT.bias_bases)))).all() or (
+        (train.base == train.y_clean.map(dict(enumerate(SPLIT.bias_bases)))).all()
+    )
+    both = pd.concat([frame, _toy()], ignore_index=True)
+    assert list(splits.split_indices(both)) == ["bias", "basis"]  # order of appearance, not sorted
