@@ -8,14 +8,16 @@ from . import nodes
 def create_pipeline(**kwargs) -> Pipeline:
     return Pipeline(
         [
-            # ingest: the authored desktop (apps as UI graphs, files) and authored tasks, checked
+            # ingest
+            # (the authored desktop: apps as UI graphs, files; and the authored tasks, checked)
             Node(
                 nodes.load_desktop,
                 ["apps_spec", "authored_tasks_spec", "params:data"],
                 ["desktop_raw_json", "authored_tasks_raw_json"],
                 name="load_desktop",
             ),
-            # preprocess: the four synthesis processes and the capability suites
+            # preprocess
+            # (the four synthesis processes and the capability suites)
             Node(
                 nodes.discover_subtasks,
                 ["desktop_raw_json", "params:discovery", "params:seed"],
@@ -60,7 +62,8 @@ def create_pipeline(**kwargs) -> Pipeline:
                 "capability_suites_json",
                 name="build_capability_suites",
             ),
-            # train: the learned planner (graph vs chain data) and the agents' runs
+            # train
+            # (the learned planner on graph vs chain data, and the agents' runs)
             Node(
                 nodes.compose_training_sets,
                 [
@@ -108,7 +111,8 @@ def create_pipeline(**kwargs) -> Pipeline:
                 "transfer_table",
                 name="run_transfer_study",
             ),
-            # evaluate: OmniEval's scores, capability profiles, complexity curves, claims, figures
+            # evaluate
+            # (OmniEval's scores, capability profiles, complexity curves, claims, figures)
             Node(
                 nodes.score_tasks,
                 ["trajectories", "tasks"],
