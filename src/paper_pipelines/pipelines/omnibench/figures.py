@@ -6,9 +6,24 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from paper_pipelines.common.figures import method_colour, new_figure
+from paper_pipelines.common.figures import PALETTE, method_colour, new_figure
 
 from .taskgraph import DIMENSIONS, LEVELS
+
+# One distinct colour and style per agent (CRC32 colours collide for these six names).
+AGENT_STYLE = {
+    "random": (PALETTE[7], ":"),
+    "oracle_contiguous": (PALETTE[2], "-"),
+    "oracle_random_order": (PALETTE[1], "--"),
+    "noisy_oracle": (PALETTE[3], "-"),
+    "instruction_planner": (PALETTE[0], "-"),
+    "learned_planner": (PALETTE[4], "-."),
+}
+
+
+def _style(agent: str) -> dict:
+    colour, line = AGENT_STYLE.get(agent, (method_colour(agent), "-"))
+    return {"color": colour, "linestyle": line}
 
 
 def capability_radar(capability_scores: pd.DataFrame) -> Figure:
@@ -19,7 +34,7 @@ def capability_radar(capability_scores: pd.DataFrame) -> Figure:
     for agent, frame in capability_scores.groupby("agent", sort=False):
         values = frame.set_index("capability").reindex(names)["completion"].fillna(0).to_numpy()
         closed = np.append(values, values[:1])
-        ax.plot(np.append(angles, angles[:1]), closed, label=agent, color=method_colour(agent))
+        ax.plot(np.append(angles, angles[:1]), closed, label=agent, **_style(agent))
     ax.set_xticks(angles)
     ax.set_xticklabels([n.replace("_", "\n") for n in names], fontsize=7)
     ax.set_ylim(0, 1.05)
@@ -35,9 +50,9 @@ def complexity_figure(curves: pd.DataFrame) -> Figure:
         sub = curves[curves.dimension == dim]
         for agent, frame in sub.groupby("agent", sort=False):
             frame = frame.set_index("level").reindex(LEVELS)
-            ax.plot(LEVELS, frame["success"], marker="o", label=agent, color=method_colour(agent))
+            ax.plot(LEVELS, frame["success"], marker="o", label=agent, **_style(agent))
         ax.set(title=dim, ylim=(-0.05, 1.05))
         ax.set_xlabel("level")
     axes[0].set_ylabel("success rate")
-    axes[-1].legend(fontsize=7, loc="upper right")
+    axes[-1].legend(fontsize=7, loc="lower left")
     return fig
