@@ -14,12 +14,22 @@ from paper_pipelines.pipelines.omnibench.taskgraph import (
 )
 
 
-def _task(gold_by_id):
+def _task(gold_by_id, ambiguous=True):
+    """n2 reads n0's image while n1 made a later one: "the image from an earlier step" is ambiguous."""
     gray, pdf = gold_by_id["photo_lab.grayscale"], gold_by_id["paint_pro.image_to_pdf"]
     zipper = gold_by_id["zip_tool.compress"]
+    second = (
+        bind_node(gray, "n1", {"src": "Desktop/photo2.jpg", "dst": "Desktop/out/h.png"})
+        if ambiguous
+        else bind_node(
+            gold_by_id["sheet_calc.sort_rows"],
+            "n1",
+            {"src": "Desktop/sales.xlsx", "dst": "Desktop/out/s.xlsx"},
+        )
+    )
     nodes = [
         bind_node(gray, "n0", {"src": "Desktop/photo1.png", "dst": "Desktop/out/g.png"}),
-        bind_node(gray, "n1", {"src": "Desktop/photo2.jpg", "dst": "Desktop/out/h.png"}),
+        second,
         bind_node(pdf, "n2", {"src": "Desktop/out/g.png", "dst": "Desktop/out/g.pdf"}),
         bind_node(zipper, "n3", {"src": "Desktop/out/g.pdf", "dst": "Desktop/out/g.zip"}),
     ]
@@ -77,9 +87,15 @@ def test_planner_parses_its_plan(gold_by_id, gold):
     retriever = ag.Retriever(gold, "tfidf")
     plan = ag.parse_plan(task["instruction"], retriever, ag.resolve_rule)
     assert [s["id"] for s, _ in plan] == [n["subtask"] for n in task["nodes"]]
-    assert [p for _, p in plan] == [n["params"] for n in task["nodes"]]
+    params = [p for _, p in plan]
+    # the rule takes the latest image: wrong here (n0's image was meant), right on the other clauses
+    assert params[2] == {"src": "Desktop/out/h.png", "dst": "Desktop/out/g.pdf"}
+    assert [params[k] for k in (0, 1, 3)] == [task["nodes"][k]["params"] for k in (0, 1, 3)]
+    clear = _task(gold_by_id, ambiguous=False)
+    plan = ag.parse_plan(clear["instruction"], retriever, ag.resolve_rule)
+    assert [p for _, p in plan] == [n["params"] for n in clear["nodes"]]
     assert retriever("In ZipTool, compress X into the archive Y")["id"] == "zip_tool.compress"
-    assert len(retriever.cache) == 5
+    assert len(retriever.cache) == 6
     # a clause whose mentions do not fit the retrieved subtask is skipped
     assert ag.parse_plan("In ZipTool, compress Desktop/a.pdf.", retriever, ag.resolve_rule) == []
 
@@ -88,7 +104,7 @@ def test_planner_parses_its_plan(gold_by_id, gold):
     "name", ["oracle_contiguous", "oracle_random_order", "instruction_planner", "learned_planner"]
 )
 def test_capable_agents_solve_a_small_task(gold_by_id, gold, desktop, name):
-    task = _task(gold_by_id)
+    task = _task(gold_by_id, ambiguous=name.startswith("oracle"))
     agent = study.make_agent(
         name,
         gold_by_id,
@@ -179,7 +195,8 @@ def test_reference_examples_label_the_true_producer(gold_by_id):
 
 def test_resolver_fit_and_fallback():
     assert pl.fit_resolver(np.ones((3, 7)), np.ones(3, dtype=int), 1.0) is None
-    assert pl.LearnedResolver(None)("x", "image", [("a", "image"), ("b", "pdf")]) == "b"
+    assert pl.LearnedResolver(None)("x", "image", [("a", "image"), ("b", "pdf")]) == "a"
+    assert pl.LearnedResolver(None)("x", "text", [("a", "image"), ("b", "pdf")]) == "b"
     assert pl.LearnedResolver(None)("x", "image", []) is None
     x = np.array([[1, 1, 1, 1, 0, 0, 0], [0, 0.5, 1, 0, 0, 0, 0]] * 10, dtype=float)
     y = np.array([0, 1] * 10)

@@ -31,7 +31,7 @@ def test_the_authored_desktop_loads(raw):
     desktop = data.load_desktop(raw, None, 3)
     assert len(desktop["apps"]) == 16 and len(desktop["categories"]) == 8
     assert sum(len(a["effects"]) for a in desktop["apps"].values()) == 40
-    assert len(desktop["files"]) == 23 and desktop["files"][0] == {
+    assert len(desktop["files"]) == 21 and desktop["files"][0] == {
         "path": "Desktop/photo1.png",
         "type": "image",
     }

@@ -1,5 +1,7 @@
 """omnibench end to end in the fast environment, through a real KedroSession in a project copy."""
 
+import copy
+import functools
 import json
 
 import pandas as pd
@@ -116,47 +118,58 @@ def test_results_have_one_row_per_agent_and_resolver(fast_run):
     } <= set(caps)
 
 
-def _broken_copy(fast_run, name, edit):
-    """A sibling project whose authored file ``name`` is edited by ``edit(text) -> text``."""
-    path = fast_run / "data/authored/omnibench" / name
+def test_bad_app_spec_fails_before_anything_is_written(fast_run):
+    """A dangling screen in the authored apps.yml stops the run in its first node."""
+    path = fast_run / "data/authored/omnibench/apps.yml"
     original = path.read_text()
-    path.write_text(edit(original))
-    return path, original
+    before = {p: p.stat().st_mtime_ns for p in files_under(fast_run / "data/fast")}
+    path.write_text(original.replace("goto: filters}", "goto: filterz}", 1))
+    try:
+        with pytest.raises(
+            Exception, match=r"dangling screen 'filterz'.*Nothing was run or written"
+        ):
+            run_session(fast_run, SLUG, env="fast")
+    finally:
+        path.write_text(original)
+    assert all(p.stat().st_mtime_ns == t for p, t in before.items())
+    new = {str(p.relative_to(fast_run)) for p in files_under(fast_run / "data/fast")} - {
+        str(p.relative_to(fast_run)) for p in before
+    }
+    assert all("omnibench" not in p for p in new), new
 
 
 @pytest.mark.parametrize(
-    ("name", "edit", "message"),
+    ("edit", "message"),
     [
         (
-            "apps.yml",
-            lambda t: t.replace("goto: filters}", "goto: filterz}", 1),
-            r"dangling screen 'filterz'",
-        ),
-        (
-            "authored_tasks.json",
             lambda t: t.replace('"insert": ["export"]', '"insert": ["exprt"]'),
             r"names subtask 'exprt'",
         ),
         (
-            "authored_tasks.json",
             lambda t: t.replace('"export": ["mail"]', '"export": ["mail"], "mail": ["insert"]'),
             r"has a cycle",
         ),
     ],
 )
-def test_bad_authored_input_fails_before_anything_is_written(fast_run, name, edit, message):
-    before = {p: p.stat().st_mtime_ns for p in files_under(fast_run / "data/fast")}
-    path, original = _broken_copy(fast_run, name, edit)
-    try:
-        with pytest.raises(Exception, match=message):
-            run_session(fast_run, SLUG, env="fast")
-    finally:
-        path.write_text(original)
-    after = files_under(fast_run / "data/fast")
-    assert all(p.stat().st_mtime_ns == t for p, t in before.items())
-    assert all("omnibench" not in str(p) for p in after - set(before))
+def test_bad_authored_tasks_fail_in_the_first_node(edit, message):
+    """The first node (the one the session above runs) rejects a dangling edge and a cycle."""
+    import yaml
+
+    from paper_pipelines.pipelines.omnibench import nodes
+    from paper_pipelines.pipelines.omnibench.parameters import DataParams
+    from tests.kedro_helpers import PROJECT_ROOT
+
+    apps = yaml.safe_load((PROJECT_ROOT / "data/authored/omnibench/apps.yml").read_text())
+    tasks = json.loads(
+        edit((PROJECT_ROOT / "data/authored/omnibench/authored_tasks.json").read_text())
+    )
+    with pytest.raises(ValueError, match=message):
+        nodes.load_desktop(apps, tasks, DataParams())
+    desktop, authored = nodes.load_desktop(apps, [], DataParams(authored_tasks=False))
+    assert authored == [] and len(desktop["apps"]) == 16
 
 
+@functools.cache
 def _fast_params():
     from kedro.config import OmegaConfigLoader
 
@@ -200,7 +213,7 @@ def _fast_params():
     ],
 )
 def test_bad_parameters_name_the_key(block, key, value, message):
-    params = {SLUG: _fast_params()}
+    params = {SLUG: copy.deepcopy(_fast_params())}
     current = params[SLUG][block].get(key)
     params[SLUG][block][key] = (
         {**current, **value} if isinstance(value, dict) and key == "bins" else value

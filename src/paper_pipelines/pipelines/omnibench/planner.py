@@ -81,7 +81,8 @@ def fit_resolver(x: np.ndarray, y: np.ndarray, c: float) -> LogisticRegression |
 
 
 class LearnedResolver:
-    """Resolve a reference to the earlier output the model scores highest (the latest if untrained)."""
+    """Resolve a reference to the earlier output the model scores highest (untrained: the latest
+    output of the needed type, else the latest)."""
 
     def __init__(self, model: LogisticRegression | None):
         self.model = model
@@ -90,6 +91,7 @@ class LearnedResolver:
         if not earlier:
             return None
         if self.model is None:
-            return earlier[-1][0]
+            typed = [p for p, t in earlier if t == kind]
+            return (typed or [earlier[-1][0]])[-1]
         scores = self.model.decision_function(pair_features(mention, kind, earlier))
         return earlier[int(np.argmax(scores))][0]
