@@ -53,5 +53,8 @@ def test_lipschitz_and_range_on_the_class():
     sq = losses.get_loss("squared")
     assert sq.lipschitz(2.0) == 6.0 and sq.bound(2.0) == 9.0
     assert losses.get_loss("logistic").lipschitz(5.0) == 1.0
+    # squared hinge: |l'(t)| = 2 max(0, 1 - t) <= 2 (1 + B) on |t| <= B, as for the squared loss
+    assert losses.get_loss("squared_hinge").lipschitz(2.0) == 6.0
+    assert losses.get_loss("hinge").lipschitz(2.0) == 1.0
     with pytest.raises(ValueError, match="unknown base loss 'cubic'"):
         losses.get_loss("cubic")

@@ -78,3 +78,25 @@ def test_gram_eigenvalues_are_those_of_the_normalised_gram_matrix():
     assert len(eig) == 8 and eig.sum() == pytest.approx(1.0)  # trace = mean ||x||^2 = 1
     wide = rademacher.gram_eigenvalues(_sphere(5, 40, 11))
     assert len(wide) == 5 and wide.sum() == pytest.approx(1.0)
+
+
+def test_zero_spectrum_has_a_zero_fixed_point_and_eigenvalues_are_clipped():
+    assert rademacher.fixed_point(np.zeros(3), 1.0, 10) == 0.0
+    x = np.ones((5, 3))  # rank one: four eigenvalues of (1/n) X X^T are zero up to rounding
+    eig = rademacher.gram_eigenvalues(x)
+    assert (eig >= 0).all() and eig.max() == pytest.approx(3.0)
+
+
+def test_ascent_step_uses_each_arrays_radius():
+    """Normalised step: A and V (unit hidden units) move by step * sqrt(width), W and B by step * Lambda *
+    sqrt(c), along g / ||g||; points well inside F are not projected."""
+    g = np.zeros((2, 4))
+    g[0, 0] = 2.0
+    small = np.full((2, 4), 0.01)
+    for key, radius in (("V", 2.0), ("B", 5.0 * 2.0)):
+        other = "B" if key == "V" else "V"
+        params = {key: small, other: small}
+        out = rademacher._ascent_step(params, {key: g, other: np.zeros_like(g)}, 0.001, 5.0)
+        expected = small.copy()
+        expected[0, 0] += 0.001 * radius
+        np.testing.assert_allclose(out[key], expected)

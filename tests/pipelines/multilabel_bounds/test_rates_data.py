@@ -29,6 +29,77 @@ def test_c_trend_uses_additive_slack():
     assert row["slope_c"] < 0
 
 
+def test_loglog_slope_drops_a_zero_gap():
+    # log 0 = -inf must not enter the fit: the two positive points give log(1/4) / log(4) = -1
+    n = np.array([100, 400, 1600])
+    assert rates.loglog_slope(n, np.array([0.0, 1.0, 0.25])) == pytest.approx(-1.0)
+
+
+def test_c_trend_rows_name_their_cell_and_guard_the_reference():
+    cells = pd.DataFrame(
+        {"block": ["b"] * 4, "model": ["m"] * 4, "loss": ["l"] * 4, "eta": [0.1] * 4,
+         "n": [100, 100, 400, 400], "c": [2, 50, 10, 50], "gap_auc_loss": [0.0, 0.03, 0.2, 0.1]}
+    )  # fmt: skip
+    out = rates.c_trends(cells, 2, 50, 1.5, "auc_loss")
+    assert list(out.columns) == [
+        "block", "model", "loss", "eta", "n", "measure", "k", "ratio", "excess", "slope_c"
+    ]  # fmt: skip
+    first, second = out.iloc[0], out.iloc[1]
+    assert (first["block"], first["model"], first["loss"], first["eta"], first["n"]) == (
+        "b", "m", "l", 0.1, 100,
+    )  # fmt: skip
+    assert first["measure"] == "auc_loss" and first["k"] == 1.5
+    assert np.isnan(first["ratio"])  # a zero reference gap has no ratio
+    assert first["excess"] == pytest.approx(0.03)
+    # n = 400 has no c = 2 cell: neither ratio nor excess, but a slope over the c it has
+    assert second["n"] == 400 and np.isnan(second["ratio"]) and np.isnan(second["excess"])
+    assert second["slope_c"] == pytest.approx(np.log(0.5) / np.log(5))
+
+
+def test_cell_means_average_replicates_and_subsets_only():
+    gaps = pd.DataFrame(
+        {"block": "b", "model": "m", "loss": "l", "eta": 0.0, "n": [100, 100, 400], "c": 2,
+         "subset": [0, 1, 0], "train_hamming": [0.1, 0.3, 0.5], "test_hamming": [0.2, 0.6, 0.7],
+         "gap_hamming": [0.1, 0.3, 0.2]}
+    )  # fmt: skip
+    cells = rates.cell_means(gaps)
+    assert list(cells.columns) == [*rates.CELL, "train_hamming", "test_hamming", "gap_hamming"]
+    assert list(cells.n) == [100, 400]
+    np.testing.assert_allclose(cells.train_hamming, [0.2, 0.5])
+    np.testing.assert_allclose(cells.test_hamming, [0.4, 0.7])
+    np.testing.assert_allclose(cells.gap_hamming, [0.2, 0.2])
+
+
+def test_n_slopes_one_row_per_cell_without_n():
+    n = np.array([100, 400, 1600, 100, 400, 1600])
+    cells = pd.DataFrame(
+        {
+            "block": "b",
+            "model": "m",
+            "loss": "l",
+            "eta": 0.0,
+            "n": n,
+            "c": [2, 2, 2, 5, 5, 5],
+            "gap_auc_loss": np.r_[n[:3] ** -0.5, [0.0, 1.0, 0.25]],
+        }
+    ).iloc[[2, 0, 1, 5, 4, 3]]  # shuffled: the slope must not depend on the row order
+    out = rates.n_slopes(cells, "auc_loss")
+    assert list(out.columns) == [
+        "block",
+        "model",
+        "loss",
+        "eta",
+        "c",
+        "measure",
+        "slope_n",
+        "points",
+    ]
+    assert list(out.c) == [2, 5] and set(out.block) == {"b"} and set(out.model) == {"m"}
+    assert set(out.loss) == {"l"} and set(out.eta) == {0.0} and set(out.measure) == {"auc_loss"}
+    np.testing.assert_allclose(out.slope_n, [-0.5, -1.0])
+    assert list(out.points) == [3, 2]  # the zero gap does not count
+
+
 def test_worst_ignores_nan_but_not_everything():
     assert rates.worst(pd.Series([1.0, np.nan, 3.0])) == 3.0
     assert rates.worst(pd.Series([1.0, np.nan, 3.0]), "min") == 1.0
@@ -78,7 +149,12 @@ def test_yeast_ships_in_the_river_wheel():
 
 def test_yeast_without_river_names_the_fallback(monkeypatch):
     monkeypatch.setattr(data, "river_available", lambda: False)
-    with pytest.raises(ImportError, match="source: digits"):
+    with pytest.raises(
+        ImportError,
+        match=r"^the yeast data ships inside the `river` package, which is not installed: "
+        r"`pip install river==0\.26\.1`, or set multilabel_bounds\.data\.real\.source: digits "
+        r"\(the fallback\)$",
+    ):
         data.load_yeast()
 
 

@@ -122,6 +122,9 @@ def test_real_coupled_classes_are_fitted_per_label_subset():
         g = gaps[gaps.model == kind]
         assert len(g) == 2 * 2 * 4  # one row per (n, loss, subset) for both classes
         assert set(g[g.c == 2].c_used) == {2}
+    again = study.fit_real(table, index, real, model, t, seed=0)
+    for key in mlp[:3]:
+        np.testing.assert_array_equal(fits["params"][key]["V"], again["params"][key]["V"])
     one = fits["params"][next(k for k in mlp if "/squared/100/2/s0" in k)]
     assert one["B"].shape == (3, 2)  # a coupled fit sees only its subset's labels
 
@@ -140,6 +143,75 @@ def test_rademacher_table_has_every_quantity():
     off = study.rademacher_study(pools, d, P.ModelParams(rank=2), rad.model_copy(update={"enabled": False}),
                                  t, seed=0)  # fmt: skip
     assert off.empty
+
+
+def test_rademacher_rows_are_the_named_estimators_on_the_named_data():
+    from paper_pipelines.common.runtime import substream_seed
+    from paper_pipelines.pipelines.multilabel_bounds import rademacher
+
+    d, t = _params()
+    pools = study.synthetic_pools(d, seed=0)
+    rad = P.RademacherParams(mc_draws=50, sign_draws=1, restarts=2, ascent_steps=4, n=[20, 40],
+                             c=[2, 6], losses=["squared"], models=["linear", "lowrank"])  # fmt: skip
+    table = study.rademacher_study(pools, d, P.ModelParams(rank=2), rad, t, seed=0)
+    pool, lam = pools["low_d"][0], d.low_d.Lambda
+    per = table[table.quantity == "per_label"]
+    assert set(per.c) == {1} and set(per.block) == {"low_d"} and set(per.model) == {"linear"}
+    assert set(per.loss) == {""} and per.spread.isna().all()
+    for _, row in per.iterrows():
+        assert row["bound"] == pytest.approx(
+            rademacher.linear_ball_bound(pool["X_train"][: row.n], lam)
+        )
+        assert row["value"] <= row["bound"]  # Jensen
+    flat = table[(table.quantity == "flattened") & (table.model == "linear")]
+    assert set(flat.c) == {2, 6}
+    np.testing.assert_allclose(flat.c_times_value, flat.c * flat.value)
+    # c times the flattened complexity is the sum of c per-label ones (in expectation; 50 draws)
+    np.testing.assert_allclose(flat.per_label_sum, flat.c_times_value, rtol=0.15)
+    np.testing.assert_allclose(table.sqrt_n_value, table.value * np.sqrt(table.n))
+    # one loss-class row, recomputed: squared loss, eta = 0 labels, the row's own sub-stream
+    row = table[(table.quantity == "loss_class") & (table.model == "linear") & (table.n == 20)
+                & (table.c == 2)].iloc[0]  # fmt: skip
+    x, y = pool["X_train"][:20], data.with_noise(pool, 0.0)["Y_train"][:20, :2]
+    rng = np.random.default_rng(
+        substream_seed(0, "rademacher", "ascent", "linear", "squared", 20, 2)
+    )
+    mean, std = rademacher.loss_class_complexity(
+        x, y, "squared", "linear", lam, 2, 1, 2, 4, 0.1, rng
+    )
+    assert (row["value"], row["spread"], row["loss"]) == (
+        pytest.approx(mean),
+        pytest.approx(std),
+        "squared",
+    )
+    # the low-rank flattened row: the identity loss, one sign per point, its own sub-stream
+    row = table[(table.quantity == "flattened") & (table.model == "lowrank") & (table.n == 40)
+                & (table.c == 6)].iloc[0]  # fmt: skip
+    x, y = pool["X_train"][:40], pool["Y_train"][:40, :6]
+    rng = np.random.default_rng(substream_seed(0, "rademacher", "flat", "lowrank", 40, 6))
+    signs = rademacher.rademacher_signs(y.shape, rng)
+    value = rademacher.ascent_sup(
+        x, np.ones_like(y), signs, "identity", "lowrank", lam, 2, 4, 0.1, 2, rng
+    )
+    assert (
+        row["value"] == pytest.approx(value) and row["spread"] == 0.0 and row["loss"] == "identity"
+    )
+    core = ["quantity", "block", "model", "loss", "n", "c", "value", "sqrt_n_value"]
+    assert set(table.columns) == {*core, "spread", "bound", "c_times_value", "per_label_sum"}
+    assert table[core].notna().all().all()
+    local = table[table.quantity == "local_fixed_point"]
+    assert set(local.c) == {1} and set(local.model) == {"linear"} and set(local.loss) == {""}
+    assert list(local.n) == [20, 40] and set(local.block) == {"low_d"} and local.spread.isna().all()
+    for _, row in local.iterrows():
+        eig = rademacher.gram_eigenvalues(pool["X_train"][: row.n])
+        assert row["value"] == pytest.approx(rademacher.fixed_point(eig, lam, row.n))
+    no_ascent = study.rademacher_study(pools, d, P.ModelParams(rank=2),
+                                       rad.model_copy(update={"sign_draws": 0}), t, seed=0)  # fmt: skip
+    assert set(no_ascent.quantity) == {"per_label", "flattened", "local_fixed_point"}
+    off = study.rademacher_study(pools, d, P.ModelParams(rank=2),
+                                 rad.model_copy(update={"enabled": False}), t, seed=0)  # fmt: skip
+    assert list(off.columns) == ["quantity", "block", "model", "loss", "n", "c", "value", "spread",
+                                 "sqrt_n_value"]  # fmt: skip
 
 
 def test_anchor_comparison_matches_sklearn_on_a_small_problem():
