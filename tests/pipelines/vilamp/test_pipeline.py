@@ -1,5 +1,8 @@
 """vilamp end to end in the fast environment, through a real KedroSession in a project copy."""
 
+import copy
+import functools
+
 import pandas as pd
 import pytest
 
@@ -107,7 +110,8 @@ def test_every_claim_is_checked(fast_run):
     assert claims.set_index("claim").loc["projected_llm_memory", "holds"]
 
 
-def _fast_params():
+@functools.cache
+def _loaded_fast_params():
     from kedro.config import OmegaConfigLoader
 
     from tests.kedro_helpers import PROJECT_ROOT
@@ -117,6 +121,11 @@ def _fast_params():
         merge_strategy={"parameters": "soft"},
     )  # fmt: skip
     return loader["parameters"][SLUG]
+
+
+def _fast_params():
+    """A fresh copy of the fast parameters (the config is loaded once per module: ~0.5 s a load)."""
+    return copy.deepcopy(_loaded_fast_params())
 
 
 @pytest.mark.parametrize(

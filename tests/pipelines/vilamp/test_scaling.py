@@ -1,6 +1,7 @@
 """The analytic LLM memory projection (spec check 6) and the RSS probe."""
 
 import math
+from pathlib import Path
 
 from paper_pipelines.pipelines.vilamp.parameters import LLMProjectionParams
 from paper_pipelines.pipelines.vilamp.scaling import (
@@ -10,6 +11,8 @@ from paper_pipelines.pipelines.vilamp.scaling import (
     projection_table,
     vilamp_tokens,
 )
+
+SCALING = Path(__file__).parents[3] / "src/paper_pipelines/pipelines/vilamp/scaling.py"
 
 
 def test_qwen2_7b_kv_cache_per_token():
@@ -39,9 +42,12 @@ def test_peak_rss_sees_an_allocation():
     import subprocess
     import sys
 
+    # scaling.py is loaded by file path: importing the package would start torch and Kedro (seconds)
     code = (
-        "import json, numpy as np\n"
-        "from paper_pipelines.pipelines.vilamp.scaling import peak_rss\n"
+        "import json, importlib.util, numpy as np\n"
+        f"spec = importlib.util.spec_from_file_location('scaling', {str(SCALING)!r})\n"
+        "scaling = importlib.util.module_from_spec(spec); spec.loader.exec_module(scaling)\n"
+        "peak_rss = scaling.peak_rss\n"
         "with peak_rss() as usage:\n"
         "    block = np.ones(60_000_000 // 8); block.sum()\n"
         "print(json.dumps(usage))\n"
