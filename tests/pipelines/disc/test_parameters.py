@@ -69,8 +69,8 @@ def test_label_fraction_rule_checks_every_replicate():
     check(probe__label_frac=0.1, evaluation__replicates=3)
     with pytest.raises(ParameterError, match=r"replicate 0, seed 5\)"):
         check(probe__label_frac=0.02, evaluation__replicates=3, seed=5)
-    # 0.04 of one render labels a class with >= 25 digits once: seeds 0 and 1 pass, seed 2 (a class
-    # with 23 digits) does not, so only the third replicate fails
-    check(probe__label_frac=0.04, evaluation__replicates=2, data__pools__downstream=330)
-    with pytest.raises(ParameterError, match=r"replicate 2, seed 2\)"):
-        check(probe__label_frac=0.04, evaluation__replicates=3, data__pools__downstream=330)
+    # 0.045 of one render of the fast pools labels every class of seeds 0-3 at least once, but seed 4
+    # has a class with fewer than 23 digits, so only the fifth replicate fails
+    check(probe__label_frac=0.045, evaluation__replicates=4, data__pools__downstream=330)
+    with pytest.raises(ParameterError, match=r"replicate 4, seed 4\)"):
+        check(probe__label_frac=0.045, evaluation__replicates=5, data__pools__downstream=330)
