@@ -62,20 +62,21 @@ def test_modes_fix_the_gate(mode, alpha):
 
 
 def test_hybrid_gate_fuses_both_branches_and_interaction_changes_it():
-    torch.manual_seed(0)
     ball = poincare.make_ball(1.0)
-    x = 0.1 * torch.randn(3, 4)
-    plain = modeling.DynamicGeometricModeling(4, "hybrid_gate", ball, 1e-5)
-    u, a = plain(x, EDGE_INDEX, WEIGHT, torch.tensor([0.0, 0.1, 0.2]), 1.0)
+    x = 0.1 * torch.randn(3, 4, generator=torch.Generator().manual_seed(0))
+    tree = torch.tensor([0.0, 0.1, 0.2])
+
+    def run(**kwargs):
+        torch.manual_seed(1)  # the same initial weights for every variant
+        model = modeling.DynamicGeometricModeling(4, "hybrid_gate", ball, 1e-5, **kwargs)
+        return model, *model(x, EDGE_INDEX, WEIGHT, tree, 1.0)
+
+    _, u, a = run()
     assert ((a > 0) & (a < 1)).all()
-    torch.manual_seed(0)
-    mixed = modeling.DynamicGeometricModeling(4, "hybrid_gate", ball, 1e-5, interaction=True)
-    u2, _ = mixed(x, EDGE_INDEX, WEIGHT, torch.tensor([0.0, 0.1, 0.2]), 1.0)
+    mixed, u2, _ = run(interaction=True)
     assert mixed.interaction and not torch.allclose(u, u2)
     # lambda = 0: the interaction adds nothing
-    torch.manual_seed(0)
-    zero = modeling.DynamicGeometricModeling(4, "hybrid_gate", ball, 1e-5, interaction=True, interaction_weight=0.0)  # fmt: skip  # noqa: E501
-    u3, _ = zero(x, EDGE_INDEX, WEIGHT, torch.tensor([0.0, 0.1, 0.2]), 1.0)
+    _, u3, _ = run(interaction=True, interaction_weight=0.0)
     assert torch.allclose(u, u3, atol=1e-6)
 
 
