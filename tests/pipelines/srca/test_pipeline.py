@@ -184,3 +184,60 @@ def test_nan_and_constant_columns_fail_in_preprocess():
     raw = {"wine": {"X": np.array([[1.0, 2.0], [2.0, 2.0], [3.0, 2.0]])}}
     with pytest.raises(ValueError, match="constant columns \\[1\\]"):
         nodes.prepare_datasets(raw, standardise_wine, 0)
+
+
+def test_metrics_of_another_data_set_selection_are_strict_json_with_keys_per_data_set():
+    """A run without the contract's data sets still writes valid JSON (null, never NaN), and every data
+    set the co-ranking evaluated gets its own keys."""
+    import json
+
+    from paper_pipelines.pipelines.srca.parameters import EvaluationParams
+    from paper_pipelines.pipelines.srca.report import build_metrics
+
+    mse = pd.DataFrame(columns=["dataset", "k", "method", "evaluation", "mse"])
+    coranking = pd.DataFrame(
+        {
+            "dataset": ["circle", "circle", "wine"],
+            "method": ["SRCA", "t-SNE", "PCA"],
+            "auc_weighted": [0.9, 0.7, 0.5],
+        }
+    )
+    phase = pd.DataFrame(columns=["dataset", "method", "evaluation", "phase_recovery"])
+    metrics = build_metrics(mse, coranking, phase, {}, {}, EvaluationParams())
+    json.dumps(metrics, allow_nan=False)  # raises on a bare NaN
+    assert metrics["coranking_auc_srca_circle"] == 0.9
+    assert metrics["coranking_auc_t_sne_circle"] == 0.7
+    assert metrics["coranking_auc_pca_wine"] == 0.5
+    assert metrics["coranking_auc_srca_sphere"] is None and metrics["phase_recovery_circle"] is None
+
+
+def test_user_table_from_a_local_catalog_entry_runs_and_a_missing_one_writes_nothing(project_copy):
+    """`user` in srca.data.datasets reads the srca.user_table entry; without one the first node fails
+    with the fix and nothing is written."""
+    params = {
+        "srca.data.datasets": ["user"],
+        "srca.model.k": {"user": [1]},
+        "srca.evaluation.coranking_datasets": [],
+        "srca.evaluation.flat_datasets": [],
+    }
+    before = files_under(project_copy / "data")
+    with pytest.raises(Exception, match="srca.user_table holds no table"):
+        run_session(project_copy, "srca", env="fast", runtime_params=params)
+    written = files_under(project_copy / "data") - before
+    assert all("09_tracking" in str(p) for p in written), written  # the failed run's record only
+    t = np.linspace(0, 2 * np.pi, 80, endpoint=False)
+    pd.DataFrame({"a": 3 * np.cos(t), "b": 3 * np.sin(t), "c": 0.01 * t}).to_csv(
+        project_copy / "data/user.csv", index=False
+    )
+    # conf/local/ in a default run; this run's env is fast, which replaces local
+    local = project_copy / "conf/fast/catalog"
+    local.mkdir(parents=True, exist_ok=True)
+    (local / "srca_user.yml").write_text(
+        "srca.user_table:\n  type: pandas.CSVDataset\n  filepath: data/user.csv\n"
+    )
+    run_session(project_copy, "srca", env="fast", runtime_params=params, to_nodes=["srca.fit_srca"])
+    raw = project_copy / "data/fast/01_raw/srca/datasets.npz"
+    from paper_pipelines.datasets import ArrayTreeDataset
+
+    loaded = ArrayTreeDataset(filepath=str(raw / versions_of(raw)[0] / "datasets.npz")).load()
+    assert loaded["user"]["X"].shape == (80, 3)

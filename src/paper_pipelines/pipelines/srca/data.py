@@ -17,7 +17,7 @@ import numpy as np
 
 from paper_pipelines.common.runtime import substream, substream_seed
 from paper_pipelines.common.tables import load_sklearn_table, standardise
-from paper_pipelines.pipelines.srca.parameters import DataParams, PreprocessParams
+from paper_pipelines.pipelines.srca.parameters import DataParams, PreprocessParams, UserTableSpec
 from paper_pipelines.pipelines.srca.srca import check_data
 
 logger = logging.getLogger(__name__)
@@ -149,6 +149,44 @@ def sklearn_table(name: str) -> dict[str, np.ndarray]:
     return {"X": X, "labels": labels}
 
 
+def user_table(table: Any, spec: UserTableSpec) -> dict[str, np.ndarray]:
+    """The user's own table (any catalog dataset that loads a DataFrame) as points in R^D."""
+    import pandas as pd
+
+    fix = (
+        "declare the srca.user_table catalog entry (e.g. a pandas.CSVDataset or ParquetDataset; "
+        "conf/paper/catalog/srca.yml shows one) or drop `user` from srca.data.datasets"
+    )
+    if table is None:
+        raise ValueError(
+            f"srca.data.datasets lists `user` but srca.user_table holds no table: {fix}"
+        )
+    if not isinstance(table, pd.DataFrame):
+        raise ValueError(f"srca.user_table loads a {type(table).__name__}, not a table: {fix}")
+    names = list(table.columns)
+    if spec.columns is not None:
+        unknown = [c for c in spec.columns if c not in names]
+        if unknown:
+            raise ValueError(
+                f"srca.data.user.columns names {unknown}, not in the table's columns {names}"
+            )
+        columns = list(spec.columns)
+    else:
+        columns = [
+            c for c in names if c != spec.label_column and pd.api.types.is_numeric_dtype(table[c])
+        ]
+    if spec.label_column is not None and spec.label_column not in names:
+        raise ValueError(
+            f"srca.data.user.label_column {spec.label_column!r} is not a column of {names}"
+        )
+    if len(columns) < 2:
+        raise ValueError(f"srca.user_table needs at least 2 numeric columns, found {columns}")
+    out = {"X": table[columns].to_numpy(dtype=float)}
+    if spec.label_column is not None:
+        out["labels"] = table[spec.label_column].to_numpy()
+    return out
+
+
 def make_dataset(name: str, data: DataParams, seed: int) -> dict[str, np.ndarray]:
     """One data set of ``srca.data.datasets``, generated from its own sub-stream of ``srca.seed``."""
     stream = substream_seed(seed, "data", name)
@@ -172,11 +210,14 @@ def make_dataset(name: str, data: DataParams, seed: int) -> dict[str, np.ndarray
     return sklearn_table(name)
 
 
-def make_datasets(data: DataParams, seed: int) -> Datasets:
-    """Ingest: every requested data set, offline (generators, statsmodels CO2, sklearn tables)."""
+def make_datasets(data: DataParams, seed: int, table: Any = None) -> Datasets:
+    """Ingest: every requested data set, offline (generators, statsmodels CO2, sklearn tables, and
+    the user's own table from the srca.user_table catalog entry)."""
     out: Datasets = {}
     for name in data.datasets:
-        out[name] = make_dataset(name, data, seed)
+        out[name] = (
+            user_table(table, data.user) if name == "user" else make_dataset(name, data, seed)
+        )
         logger.info("data set %s: %d points in R^%d", name, *out[name]["X"].shape)
     return out
 
@@ -189,13 +230,18 @@ def random_split(n: int, test_fraction: float, rng: np.random.Generator) -> dict
 
 
 def prepare_datasets(raw: Datasets, preprocess: PreprocessParams, seed: int) -> Datasets:
-    """Preprocess: check each table, standardise the listed ones, draw the train/test split."""
+    """Preprocess: check each table, draw the train/test split, standardise the listed ones.
+
+    The standardisation statistics come from the training half only, so nothing about the held-out
+    points leaks into the out-of-sample fit; the same affine map is applied to every point.
+    """
     out: Datasets = {}
     for name, d in raw.items():
         X = check_data(d["X"], 1, name=f"data set {name!r}")
-        if name in preprocess.standardise:
-            X, _, _ = standardise(X)
         split = random_split(X.shape[0], preprocess.test_fraction, substream(seed, "split", name))
+        if name in preprocess.standardise:
+            _, mean, scale = standardise(X[split["train"]])
+            X, _, _ = standardise(X, mean, scale)
         out[name] = {**d, "X": X, **split}
     return out
 

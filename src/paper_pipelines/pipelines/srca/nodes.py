@@ -28,9 +28,10 @@ Embeddings = dict[str, dict[str, np.ndarray]]
 # ---------------------------------------------------------------- ingest
 
 
-def make_datasets(data_params: DataParams, seed: Seed) -> Datasets:
-    """Ingest: build every requested data set offline (generators, statsmodels CO2, sklearn tables)."""
-    return data.make_datasets(data_params, seed)
+def make_datasets(data_params: DataParams, seed: Seed, user_table: Any) -> Datasets:
+    """Ingest: build every requested data set offline (generators, statsmodels CO2, sklearn tables),
+    and the user's table when `user` is listed."""
+    return data.make_datasets(data_params, seed, user_table)
 
 
 # ---------------------------------------------------------------- preprocess

@@ -23,6 +23,7 @@ DATASETS = (
     "iris",
     "wine",
     "breast_cancer",
+    "user",
 )
 DatasetName = Literal[
     "sphere_exact",
@@ -34,6 +35,7 @@ DatasetName = Literal[
     "iris",
     "wine",
     "breast_cancer",
+    "user",  # the user's own table: the srca.user_table catalog entry (conf/paper/catalog/srca.yml)
 ]
 
 
@@ -67,6 +69,15 @@ class CO2Spec(ParamsModel):
     max_n: int | None = Field(None, ge=10)
 
 
+class UserTableSpec(ParamsModel):
+    """srca.data.user: which columns of the user's table are the points (all numeric ones by default)."""
+
+    columns: list[str] | None = None
+    label_column: str | None = (
+        None  # kept as labels (colours the embedding figure), not a coordinate
+    )
+
+
 class DataParams(ParamsModel):
     """srca.data: which data sets to build and their generator settings."""
 
@@ -76,6 +87,7 @@ class DataParams(ParamsModel):
     circle_hd: CircleSpec = CircleSpec(n=60, D=500)
     cellcycle: CellCycleSpec = CellCycleSpec()
     co2: CO2Spec = CO2Spec()
+    user: UserTableSpec = UserTableSpec()
     # Lists come after scalars: a conf file that writes a mapping over a list fails in OmegaConf's merge
     # ("Cannot merge incompatible container types") before our message can name the key.
     datasets: list[DatasetName] = Field(min_length=1)

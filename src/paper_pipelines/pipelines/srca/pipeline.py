@@ -17,7 +17,7 @@ def create_pipeline(**kwargs) -> Pipeline:
             # ingest
             Node(
                 nodes.make_datasets,
-                ["params:data", "params:seed"],
+                ["params:data", "params:seed", "user_table"],
                 "datasets_arrays",
                 name="make_datasets",
             ),
