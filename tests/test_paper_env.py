@@ -36,7 +36,9 @@ def test_paper_catalog_builds(paper_config, tmp_path):
 
 
 SIDE_ENVS = sorted(
-    p.name for p in (PROJECT_ROOT / "conf").iterdir() if p.is_dir() and p.name not in ("base", "local")
+    p.name
+    for p in (PROJECT_ROOT / "conf").iterdir()
+    if p.is_dir() and p.name not in ("base", "local")
 )
 
 
