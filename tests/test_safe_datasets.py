@@ -148,3 +148,7 @@ def test_skops_round_trips_estimators_and_refuses_a_foreign_type(tmp_path):
         assert "Opaque" in z.read("schema.json").decode()
     with pytest.raises(DatasetError, match="refusing to load"):
         ds.load()
+    # nor is a builtin function such as eval trusted because it is a builtin
+    ds.save({"f": eval})
+    with pytest.raises(DatasetError, match="builtins.eval"):
+        ds.load()
