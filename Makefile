@@ -92,9 +92,9 @@ clean-fast:  ## remove smoke-run outputs (data/fast) only; default-run versions 
 
 .PHONY: report report-check mutate
 
-mutate: install  ## mutation testing of one paper's method modules: make mutate PAPER=<slug> (slow; not in CI)
-	@test -n "$(PAPER)" || { echo "usage: make mutate PAPER=<slug>"; exit 2; }
-	$(PY) -m paper_pipelines.ops.mutate $(PAPER)
+mutate: install  ## mutation testing of one paper's method modules: make mutate PAPER=<slug> [BUDGET=<s>] [ARGS=--rerun-survivors] (slow; not in CI; resumes)
+	@test -n "$(PAPER)" || { echo "usage: make mutate PAPER=<slug> [BUDGET=<seconds>] [ARGS=...]"; exit 2; }
+	$(PY) -m paper_pipelines.ops.mutate $(PAPER) $(if $(BUDGET),--budget $(BUDGET)) $(ARGS)
 
 report: install  ## docs/results.md and every page's results section, from the latest default run of each paper
 	$(PY) -m paper_pipelines.ops report $(if $(ENV:base=),--env=$(ENV))

@@ -112,6 +112,21 @@ def test_the_page_and_scoreboard_show_the_measured_mutation_score_and_check_sees
         )
         problems = build(reported, ["srca"], env="fast", check=True)
         assert problems and "94.7 %" in problems[0]
+        # a run cut short by its budget is a sample, and the page says so
+        partial = {**measured, "killed": 30, "survived": 5, "score": 30 / 35, "mutants": 40}
+        partial.update(tested=37, untested=3, complete=False, no_tests=2, score_ci95=[0.71, 0.94])
+        score_file.write_text(json.dumps(partial))
+        assert build(reported, ["srca"], env="fast") == []
+        section = section_of(page.read_text())
+        assert "85.7 % so far (95 % interval 71.0-94.0 %)" in section
+        assert (
+            "(2 of them reached by no unit test) of 37 mutants tested, drawn at random from 40"
+            in section
+        )
+        board = (reported / "docs/results.md").read_text()
+        assert "85.7 % (37 of 40 tested)" in next(
+            x for x in board.splitlines() if x.startswith("| [srca]")
+        )
     finally:
         score_file.unlink()
         page.write_text(original)

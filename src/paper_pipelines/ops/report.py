@@ -143,12 +143,26 @@ def read_mutation(project: Path, slug: str) -> dict[str, Any] | None:
 def mutation_line(slug: str, mutation: dict[str, Any] | None) -> str:
     if not mutation or mutation.get("score") is None:
         return f"Mutation score: not measured yet (`make mutate PAPER={slug}`)."
+    pct = f"{100 * mutation['score']:.1f} %"
+    counts = (
+        f"{mutation['killed']} killed, {mutation['equivalent']} equivalent, {mutation['survived']} "
+        f"survived"
+    )
+    if mutation.get("no_tests"):
+        counts += f" ({mutation['no_tests']} of them reached by no unit test)"
+    if mutation.get("complete", True):
+        scope = f"of {mutation['mutants']} mutants"
+    else:
+        low, high = mutation.get("score_ci95", (0.0, 1.0))
+        pct += f" so far (95 % interval {100 * low:.1f}-{100 * high:.1f} %)"
+        scope = (
+            f"of {mutation['tested']} mutants tested, drawn at random from {mutation['mutants']}; "
+            f"{mutation['untested']} not tested yet"
+        )
     return (
-        f"Mutation score of the method modules against the unit tests: {100 * mutation['score']:.1f} % "
-        f"({mutation['killed']} killed, {mutation['equivalent']} equivalent, {mutation['survived']} "
-        f"survived of {mutation['mutants']} mutants; `make mutate PAPER={slug}` at commit "
-        f"`{mutation.get('commit', 'unknown')}`, {mutation.get('date', '')}; "
-        f"[details](../mutation/{slug}.json))."
+        f"Mutation score of the method modules against the unit tests: {pct} ({counts} {scope}; "
+        f"`make mutate PAPER={slug}` at commit `{mutation.get('commit', 'unknown')}`, "
+        f"{mutation.get('date', '')}; [details](../mutation/{slug}.json))."
     )
 
 
@@ -302,6 +316,8 @@ def scoreboard_markdown(
         figure = f"[{run.slug}](results/{run.slug}.png)" if run.figure else "-"
         measured = (mutation or {}).get(run.slug) or {}
         score = "-" if measured.get("score") is None else f"{100 * measured['score']:.1f} %"
+        if score != "-" and not measured.get("complete", True):
+            score += f" ({measured['tested']} of {measured['mutants']} tested)"
         lines.append(
             f"| [{run.slug}](papers/{run.slug}.md) | {int(gated['holds'].sum())} / {len(gated)} | "
             f"{int(other['holds'].sum())} / {len(other)} | `{record.get('run_id')}` | "
