@@ -34,10 +34,8 @@ def sample_non_edges(
         need = 2 * (count - len(out)) + 16
         pairs = nodes[rng.integers(0, len(nodes), size=(need, 2))]
         pairs = pairs[pairs[:, 0] != pairs[:, 1]]
-        keys = _keys(pairs, n_ids)
-        hit = np.searchsorted(forbidden, keys)
-        clash = (hit < len(forbidden)) & (forbidden[np.minimum(hit, len(forbidden) - 1)] == keys)
-        out = np.concatenate([out, pairs[~clash]])
+        # np.isin, not a hand-written searchsorted: an empty forbidden set must work too
+        out = np.concatenate([out, pairs[~np.isin(_keys(pairs, n_ids), forbidden)]])
     return out[:count]
 
 
