@@ -1,0 +1,229 @@
+"""Latent space optimisation with LES as a penalty (OmerRonen/les: les/opt/bo.py, les/opt/optimizer.py).
+
+Each round: a botorch SingleTaskGP on the latents seen so far (hyper-parameters fit once, on the
+initial encoded data, then reused, as the official code reloads its first fit), qLogEI with the best
+observed value, ``n_batch`` start points drawn from the latents seen so far, and ``ga_steps`` steps of
+gradient ascent per start point:
+
+    z <- z + lr * (grad acq / ||grad acq|| + alpha * grad penalty / ||grad penalty||),
+
+with LES's slope A computed once at the start point (the CPA assumption: only S moves). Candidates
+are decoded by argmax; invalid ones are counted but not given to the surrogate.
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from collections.abc import Callable
+
+import numpy as np
+import pandas as pd
+import torch
+from torch import nn
+
+from . import baselines, scores
+from .grammar import detokenize, is_valid
+from .objective import objective
+from .vae import decode_argmax
+
+logger = logging.getLogger(__name__)
+
+Penalty = Callable[[torch.Tensor], torch.Tensor]
+
+
+def fit_surrogate(x: torch.Tensor, y: torch.Tensor, max_iter: int) -> dict:
+    """Fit a SingleTaskGP's hyper-parameters once on the exact marginal likelihood; returns them as a
+    state dict without the training data.
+
+    botorch's fit_gpytorch_mll (L-BFGS-B within the parameters' bounds) rather than the official plain
+    Adam (lr 0.1, 100 epochs): with botorch 0.18 the noise is an untransformed bounded parameter that
+    Adam drives negative (a non-PSD kernel matrix).
+    """
+    from botorch.fit import fit_gpytorch_mll
+    from botorch.models import SingleTaskGP
+    from gpytorch.mlls import ExactMarginalLogLikelihood
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = SingleTaskGP(x, y[:, None], outcome_transform=None)
+        mll = ExactMarginalLogLikelihood(model.likelihood, model)
+        fit_gpytorch_mll(mll, optimizer_kwargs={"options": {"maxiter": max_iter}})
+    return {k: v.detach().clone() for k, v in model.state_dict().items()}
+
+
+def surrogate(x: torch.Tensor, y: torch.Tensor, hyper: dict):
+    """A SingleTaskGP on (x, y) with the hyper-parameters of the first fit, in eval mode."""
+    from botorch.models import SingleTaskGP
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = SingleTaskGP(x, y[:, None], outcome_transform=None)
+        model.load_state_dict(hyper, strict=False)
+    return model.eval()
+
+
+def unit(gradient: torch.Tensor) -> torch.Tensor:
+    """Each row scaled to unit L2 norm (official normalize_grad); zero or non-finite rows become 0."""
+    norm = gradient.norm(dim=-1, keepdim=True)
+    scaled = gradient / norm
+    ok = torch.isfinite(scaled).all(dim=-1, keepdim=True) & (norm > 0)
+    return torch.where(ok, scaled, torch.zeros_like(scaled))
+
+
+def ascent_step(
+    z: torch.Tensor,
+    acquisition: Callable[[torch.Tensor], torch.Tensor],
+    penalty: Penalty | None,
+    alpha: float,
+    lr: float,
+) -> torch.Tensor:
+    """One step: z + lr * (unit acquisition gradient + alpha * unit penalty gradient), per row."""
+    z = z.detach().requires_grad_(True)
+    (grad_a,) = torch.autograd.grad(acquisition(z).sum(), z)
+    step = unit(grad_a)
+    if penalty is not None and alpha > 0:
+        (grad_p,) = torch.autograd.grad(penalty(z).sum(), z)
+        step = step + alpha * unit(grad_p)
+    return (z + lr * step).detach()
+
+
+def make_penalty(
+    name: str, decoder: nn.Module, start: torch.Tensor, fd_eps: float, jacobian: str
+) -> tuple[Penalty | None, int]:
+    """The penalty ``name`` around the start points (LES keeps their A), and how many G were singular."""
+    if name == "none":
+        return None, 0
+    if name == "prior":
+        return baselines.prior, 0
+    if name == "likelihood":
+        return lambda z: baselines.likelihood(decoder, z), 0
+    if name == "les":
+        slope = scores.local_slope(decoder, start, fd_eps, jacobian)
+        singular = int(scores.les(decoder, start, slope).singular.sum())
+        # a singular G gives NaN and so a zero penalty gradient for that point (unit())
+        return lambda z: scores.les(decoder, z, slope).values, singular
+    raise ValueError(f"unknown penalty {name!r}; use none, les, likelihood or prior")
+
+
+def optimise(
+    decoder: nn.Module,
+    score_decoder: nn.Module,
+    z_init: np.ndarray,
+    y_init: np.ndarray,
+    penalty_name: str,
+    rng: np.random.Generator,
+    n_rounds: int,
+    n_batch: int,
+    ga_steps: int,
+    lr: float,
+    alpha: float,
+    fd_eps: float,
+    jacobian: str,
+    gp_iterations: int,
+    censor: tuple[nn.Module, float, int] | None = None,
+) -> tuple[pd.DataFrame, int]:
+    """One BO run of ``n_rounds`` x ``n_batch`` candidates; the candidate table and singular-G count.
+
+    ``decoder`` decodes candidates (eval mode); ``score_decoder`` is the decoder the penalties read
+    (decoder_mode, dtype). ``censor`` = (decoder, threshold, n_models): a step is zeroed for points whose
+    MC-dropout uncertainty exceeds the threshold (the UC baseline of Notin et al.).
+    """
+    from botorch.acquisition.logei import qLogExpectedImprovement
+
+    dtype = torch.float64
+    x = torch.as_tensor(z_init, dtype=dtype)
+    y_mean, y_std = float(y_init.mean()), float(y_init.std()) or 1.0
+    y = torch.as_tensor((y_init - y_mean) / y_std, dtype=dtype)
+    hyper = fit_surrogate(x, y, gp_iterations)
+    rows, singular_total, evaluation = [], 0, 0
+    for round_ in range(n_rounds):
+        model = surrogate(x, y, hyper)
+        acq = qLogExpectedImprovement(model, best_f=float(y.max()))
+
+        def acquisition(z: torch.Tensor, acq=acq) -> torch.Tensor:
+            return acq(z[:, None, :])
+
+        start = x[rng.choice(len(x), size=min(n_batch, len(x)), replace=False)]
+        penalty, singular = make_penalty(penalty_name, score_decoder, start, fd_eps, jacobian)
+        singular_total += singular
+        z = start.clone()
+        for _ in range(ga_steps):
+            moved = ascent_step(z, acquisition, penalty, alpha, lr)
+            if censor is not None:
+                uc_decoder, threshold, n_models = censor
+                keep = baselines.decoder_uncertainty(uc_decoder, moved, n_models) <= threshold
+                moved = torch.where(keep[:, None], moved, z)
+            z = moved
+        tokens = decode_argmax(decoder, z)
+        new_x, new_y = [], []
+        for i, row in enumerate(tokens):
+            expression = detokenize(row)
+            valid = is_valid(expression)
+            value = objective(expression) if valid else float("nan")
+            evaluation += 1
+            rows.append(
+                {
+                    "round": round_,
+                    "candidate": i,
+                    "evaluation": evaluation,
+                    "expression": expression,
+                    "valid": valid,
+                    "objective": value,
+                }
+            )
+            if valid:
+                new_x.append(z[i])
+                new_y.append((value - y_mean) / y_std)
+        if new_x:
+            x = torch.cat([x, torch.stack(new_x)])
+            y = torch.cat([y, torch.as_tensor(new_y, dtype=dtype)])
+    return pd.DataFrame(rows), singular_total
+
+
+def optimise_bounded_lbfgs(
+    decoder: nn.Module,
+    z_init: np.ndarray,
+    y_init: np.ndarray,
+    n_rounds: int,
+    n_batch: int,
+    z_bound: float,
+    gp_iterations: int,
+    seed: int,
+) -> pd.DataFrame:
+    """The bounded L-BFGS baseline: botorch optimize_acqf (multi-start L-BFGS-B) on q-batch qLogEI
+    inside the box [-z_bound, z_bound]^d, with the same surrogate, rounds and decoding."""
+    from botorch.acquisition.logei import qLogExpectedImprovement
+    from botorch.optim import optimize_acqf
+
+    dtype = torch.float64
+    x = torch.as_tensor(z_init, dtype=dtype)
+    y_mean, y_std = float(y_init.mean()), float(y_init.std()) or 1.0
+    y = torch.as_tensor((y_init - y_mean) / y_std, dtype=dtype)
+    hyper = fit_surrogate(x, y, gp_iterations)
+    d = x.shape[1]
+    bounds = torch.stack([torch.full((d,), -z_bound), torch.full((d,), z_bound)]).to(dtype)
+    rows, evaluation = [], 0
+    for round_ in range(n_rounds):
+        acq = qLogExpectedImprovement(surrogate(x, y, hyper), best_f=float(y.max()))
+        torch.manual_seed(seed + round_)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            z, _ = optimize_acqf(acq, bounds, q=n_batch, num_restarts=4, raw_samples=64)
+        new_x, new_y = [], []
+        for i, row in enumerate(decode_argmax(decoder, z)):
+            expression = detokenize(row)
+            valid = is_valid(expression)
+            value = objective(expression) if valid else float("nan")
+            evaluation += 1
+            rows.append(
+                {"round": round_, "candidate": i, "evaluation": evaluation,
+                 "expression": expression, "valid": valid, "objective": value}
+            )  # fmt: skip
+            if valid:
+                new_x.append(z[i])
+                new_y.append((value - y_mean) / y_std)
+        if new_x:
+            x = torch.cat([x, torch.stack(new_x)])
+            y = torch.cat([y, torch.as_tensor(new_y, dtype=dtype)])
+    return pd.DataFrame(rows)
