@@ -134,3 +134,44 @@ def test_tree_rules_split_lines_match_sklearns_export_text():
         if "class:" not in x and "truncated" not in x
     ]
     assert ours == theirs and len(ours) >= 4  # at least two levels of splits
+
+
+def test_synthetic_spurious_block_sits_at_plus_or_minus_one_with_unit_spread():
+    row = {"n": 400, "sc": 0.5, "ci": 0.5, "ai": 0.5, "var_causal": 1.0, "d_feat": 4}
+    task = data.synthetic_task(row, np.random.default_rng(0))
+    x, a = task["x_tr"], task["a_tr"]
+    assert x[a == 1, 4:].mean() == pytest.approx(1, abs=0.1)
+    assert x[a == 1, 4:].std() == pytest.approx(1, abs=0.1)
+
+
+def test_the_identity_feature_map_passes_images_through():
+    pool = data.load_digits_pool(1100, np.random.default_rng(0))
+    fmap = data.fit_digit_features(pool, "identity", 0, 0.0, np.random.default_rng(0))
+    x = np.arange(6.0).reshape(2, 3)
+    assert data.apply_digit_features(x, fmap) is x
+
+
+def test_descriptors_are_the_spreads_of_the_2d_reduction():
+    from paper_pipelines.pipelines.ood_chameleon import descriptors
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(60, 5))
+    y, a = rng.integers(0, 2, 60), rng.integers(0, 2, 60)
+    x[:, 0] += 3 * y
+    x[:, 1] += 2 * a
+    out = descriptors.describe_task(x, y, a, {"sc": 0.5, "ci": 0.4, "ai": 0.6}, "pca", 3)
+    z = descriptors.reduce_2d(x, "pca", 3)
+    assert z.shape == (60, 2)
+    assert (out["c_intra"], out["c_inter"]) == pytest.approx(descriptors.spread(z, y))
+    assert (out["a_intra"], out["a_inter"]) == pytest.approx(descriptors.spread(z, a))
+    for key, value in descriptors.inferred_shift(z, y, a, 3).items():
+        assert out[key] == pytest.approx(value)
+
+
+def test_the_mlp_selector_has_a_hidden_layer_and_predicts_integer_sets():
+    net = selector._network("mlp", 3, 5, 7)
+    assert [tuple(p.shape) for p in net.parameters()] == [(7, 3), (7,), (5, 7), (5,)]
+    assert [tuple(p.shape) for p in selector._network("linear", 3, 5, 7).parameters()] == [
+        (5, 3),
+        (5,),
+    ]
