@@ -62,3 +62,84 @@ def test_first_round_explores_distinct_workers():
 def test_bad_bound_fails():
     with pytest.raises(ValueError, match="bound must be"):
         AdaptiveAllocator(3, 4, "ucb", width=1.0)
+
+
+def test_spread_and_index_split_zero_bounds_differently():
+    # Nothing observed: every s_i = 0, so every split of B = 5 tasks is a minimiser; the rule decides.
+    spread = AdaptiveAllocator(4, 5, "lcb", width=1.0, rng=np.random.default_rng(0))
+    assert sorted(spread.allocate(1).tolist()) == [1, 1, 1, 2]
+    index = AdaptiveAllocator(4, 5, "lcb", width=1.0, tie_break="index")
+    assert index.allocate(1).tolist() == [5, 0, 0, 0]
+
+
+def test_tie_goes_to_the_least_observed_worker():
+    # Workers 0 and 1 were seen once; all bounds are still 0 (alpha = 100), so the task goes to 2.
+    policy = AdaptiveAllocator(3, 1, "lcb", width=100.0, rng=np.random.default_rng(0))
+    policy.observe(np.array([1, 1, 0]), np.array([2.0, 3.0, 0.0]))
+    assert policy.scores(2).tolist() == [0.0, 0.0, 0.0]
+    for k in range(2, 6):
+        assert policy.allocate(k).tolist() == [0, 0, 1]
+
+
+def test_last_tie_key_is_a_rank_drawn_afresh_every_round():
+    # Equal bounds and observations: the task goes to the worker of rank 0 in this round's permutation.
+    policy = AdaptiveAllocator(4, 1, "empirical", width=1.0, rng=np.random.default_rng(5))
+    twin = np.random.default_rng(5)
+    chosen = []
+    for k in range(1, 13):
+        expected = int(np.argmin(twin.permutation(4)))
+        a = policy.allocate(k)
+        assert a.tolist() == np.eye(4, dtype=int)[expected].tolist()
+        chosen.append(expected)
+    assert len(set(chosen)) > 1  # not one fixed order
+
+
+def test_allocate_keeps_the_bounds_it_used():
+    policy = AdaptiveAllocator(2, 2, "lcb", width=0.0)
+    policy.observe(np.array([1, 1]), np.array([1.0, 4.0]))
+    policy.allocate(3)
+    assert policy.last_scores.tolist() == [1.0, 4.0]
+
+
+@pytest.mark.parametrize("k", [0, -1, 1.5, True])
+def test_allocate_needs_a_round_from_one(k):
+    policy = AdaptiveAllocator(3, 2, "lcb", width=1.0)
+    with pytest.raises(ValueError, match="the round k must be an integer >= 1"):
+        policy.allocate(k)
+
+
+@pytest.mark.parametrize(
+    ("a", "sums", "message"),
+    [
+        ([1, 1, 0], [1.0, np.nan, 0.0], "task_sums must be finite"),
+        ([1, 1, 0], [1.0, np.inf, 0.0], "task_sums must be finite"),
+        ([1, 1, 0], [1.0, -2.0, 0.0], "task_sums must be finite times >= 0"),
+        ([1, -1, 2], [1.0, 1.0, 1.0], "integers >= 0"),
+        ([1.0, 1.0, 0.0], [1.0, 1.0, 0.0], "integers >= 0"),
+        ([1, 1], [1.0, 1.0], r"shape \(3,\)"),
+    ],
+)
+def test_observe_rejects_bad_feedback_and_keeps_its_state(a, sums, message):
+    policy = AdaptiveAllocator(3, 2, "empirical", width=0.5)
+    policy.observe(np.array([1, 0, 1]), np.array([2.0, 0.0, 4.0]))
+    with pytest.raises(ValueError, match=message):
+        policy.observe(np.array(a), np.array(sums))
+    assert policy.counts.tolist() == [1, 0, 1] and policy.sums.tolist() == [2.0, 0.0, 4.0]
+    assert np.isfinite(policy.scores(2)).all()
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"n": 0}, "n must be an integer >= 1"),
+        ({"B": 0}, "B must be an integer >= 1"),
+        ({"width": float("nan")}, "width"),
+        ({"width": -1.0}, "width"),
+        ({"conf_scale": 0.0}, "conf_scale"),
+        ({"tie_break": "lowest"}, "unknown tie_break"),
+    ],
+)
+def test_bad_constructor_arguments_fail_clearly(kwargs, message):
+    args = {"n": 3, "B": 2, "bound": "lcb", "width": 1.0, **kwargs}
+    with pytest.raises(ValueError, match=message):
+        AdaptiveAllocator(**args)

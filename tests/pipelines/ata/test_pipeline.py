@@ -62,14 +62,25 @@ def test_every_claim_is_checked(fast_run):
 
 
 def test_fast_scale_acceptance_checks(fast_run):
-    """Spec check 6: ordering, sandwich, learning and optimisation at fast scale."""
-    _, metrics = fast_run
-    assert metrics["runtime_ratio_ata_emp_over_fta"] >= 1.0
-    assert metrics["runtime_ratio_gta_over_fta"] < 1.0 < metrics["runtime_ratio_uta_over_fta"]
-    assert metrics["sandwich_holds"] is True
-    assert metrics["proxy_ratio_last20_ata_emp"] < metrics["proxy_ratio_first20_ata_emp"]
-    assert metrics["proxy_ratio_last20_ata"] < metrics["proxy_ratio_first20_ata"]
-    assert 0 < metrics["final_loss_over_initial"] < 1
+    """Spec check 6 at fast scale (n = 11, B = 5, K = 300): the poster's orderings, each able to fail.
+
+    Runtime: GTA < FTA < ATA-Emp < ATA < UTA; worker time: FTA < ATA-Emp < ATA < UTA and GTA above
+    ATA-Emp; the proxy ratio falls for both ATA variants; the sandwich holds. Seeds 0-4 of the same
+    orderings: tests/pipelines/ata/test_simulator.py::test_fast_scale_orderings_hold_for_seeds_0_to_4.
+    (The loss drop of spec check 5 needs the default K = 20 000: it gates the default run's claims.)
+    """
+    _, m = fast_run
+    assert m["runtime_ratio_gta_over_fta"] < 1.0 < m["runtime_ratio_ata_emp_over_fta"]
+    assert m["runtime_ratio_ata_emp_over_fta"] < m["runtime_ratio_ata_over_fta"]
+    assert m["runtime_ratio_ata_over_fta"] < m["runtime_ratio_uta_over_fta"]
+    assert 1.0 < m["worker_time_ratio_ata_emp_over_fta"] < m["worker_time_ratio_ata_over_fta"]
+    assert m["worker_time_ratio_ata_over_fta"] < m["worker_time_ratio_uta_over_fta"]
+    assert m["worker_time_ratio_gta_over_ata_emp"] > 1.0
+    assert m["sandwich_holds"] is True
+    assert m["proxy_ratio_last20_ata_emp"] < m["proxy_ratio_first20_ata_emp"]
+    assert m["proxy_ratio_last20_ata"] < m["proxy_ratio_first20_ata"]
+    # With alpha = auto every bound ATA uses stays 0 for the whole fast run: the tie-break splits.
+    assert m["zero_bound_share_ata"] == 1.0 and 0.0 < m["zero_bound_share_ata_emp"] < 1.0
 
 
 def test_results_have_one_row_per_policy(fast_run):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from paper_pipelines.pipelines.ata.allocation import water_filling
+from paper_pipelines.pipelines.ata.allocation import TIE_BREAKS, water_filling
 
 
 def confidence_level(k: int) -> float:
@@ -62,13 +62,21 @@ class AdaptiveAllocator:
             raise ValueError(
                 f"bound must be 'lcb' (ATA) or 'empirical' (ATA-Empirical), got {bound!r}"
             )
-        if width < 0:
-            raise ValueError(f"alpha / eta must be >= 0, got {width}")
+        for name, value in (("n", n), ("B", B)):
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+                raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+        if not np.isfinite(width) or width < 0:
+            raise ValueError(f"alpha / eta (width) must be finite and >= 0, got {width}")
+        if not np.isfinite(conf_scale) or conf_scale <= 0:
+            raise ValueError(f"conf_scale must be finite and > 0, got {conf_scale}")
+        if tie_break not in TIE_BREAKS:
+            raise ValueError(f"unknown tie_break {tie_break!r}; allowed: {', '.join(TIE_BREAKS)}")
         self.n, self.B, self.bound, self.width = n, B, bound, width
         self.conf_scale, self.tie_break = conf_scale, tie_break
         self.rng = rng if rng is not None else np.random.default_rng(0)
         self.counts = np.zeros(n, dtype=np.int64)
         self.sums = np.zeros(n)
+        self.last_scores: np.ndarray | None = None
 
     @property
     def mu_hat(self) -> np.ndarray:
@@ -77,17 +85,47 @@ class AdaptiveAllocator:
 
     def scores(self, k: int) -> np.ndarray:
         """Lower confidence bounds s^k used in round k (step 2 of Algorithm 1)."""
+        _check_round(k)
         if self.bound == "lcb":
             return lcb_ata(self.mu_hat, self.counts, k, self.width, self.conf_scale)
         return lcb_ata_empirical(self.mu_hat, self.counts, k, self.width, self.conf_scale)
 
     def allocate(self, k: int) -> np.ndarray:
-        """a^k = argmin_a max_j a_j s_j^k (step 3), with the documented tie-breaking."""
+        """a^k = argmin_a max_j a_j s_j^k (step 3), with the documented tie-breaking.
+
+        The bounds of the call are kept in ``last_scores`` (the simulator logs how many were 0).
+        """
+        self.last_scores = self.scores(k)
+        # The random rank (the last tie key) is drawn afresh every round.
         rank = self.rng.permutation(self.n)
-        return water_filling(self.scores(k), self.B, self.tie_break, self.counts, rank)
+        return water_filling(self.last_scores, self.B, self.tie_break, self.counts, rank)
 
     def observe(self, a: np.ndarray, task_sums: np.ndarray) -> None:
-        """Semi-bandit update (step 4): worker i revealed a_i task times summing to task_sums[i]."""
+        """Semi-bandit update (step 4): worker i ran a_i tasks whose times sum to task_sums[i].
+
+        Each of the a_i tasks counts as one observation (K_i += a_i), so mu_hat_i stays the mean
+        time per task. Checked before anything is updated: a bad call leaves the state unchanged.
+        """
+        a = np.asarray(a)
+        task_sums = np.asarray(task_sums, dtype=float)
+        if a.shape != (self.n,) or task_sums.shape != (self.n,):
+            raise ValueError(
+                f"observe needs a and task_sums of shape ({self.n},) (one entry per worker), "
+                f"got {a.shape} and {task_sums.shape}"
+            )
+        if not np.issubdtype(a.dtype, np.integer) or np.any(a < 0):
+            raise ValueError(f"the allocation a must hold integers >= 0, got {a.tolist()}")
+        if not np.all(np.isfinite(task_sums)) or np.any(task_sums < 0):
+            raise ValueError(
+                "task_sums must be finite times >= 0 (a NaN or inf would poison every later "
+                f"bound), got {task_sums.tolist()}"
+            )
         busy = a > 0
         self.counts[busy] += a[busy]
         self.sums[busy] += task_sums[busy]
+
+
+def _check_round(k: int) -> None:
+    """Rounds are numbered from 1: ln(2k^2) is undefined at k = 0."""
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise ValueError(f"the round k must be an integer >= 1 (rounds count from 1), got {k!r}")

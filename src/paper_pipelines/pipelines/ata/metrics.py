@@ -78,7 +78,11 @@ def sandwich_check(
 
 
 def policy_summary(round_log: pd.DataFrame, window: float) -> pd.DataFrame:
-    """Per policy: total runtime and worker time over K rounds, ratios to FTA, proxy-ratio windows."""
+    """Per policy: total runtime and worker time over K rounds, ratios to FTA, proxy-ratio windows.
+
+    ``zero_bound_share`` (ATA variants): the share of rounds in which every worker used had a lower
+    bound of 0, so that the split of the B tasks came from the tie-break alone.
+    """
     K = int(round_log["k"].max())
     first = round_log["k"] <= window * K
     last = round_log["k"] > (1.0 - window) * K
@@ -96,6 +100,7 @@ def policy_summary(round_log: pd.DataFrame, window: float) -> pd.DataFrame:
                 if f_last["proxy_ratio"].notna().any()
                 else np.nan,
                 "mean_workers_used": frame["workers_used"].mean(),
+                "zero_bound_share": _zero_bound_share(frame),
             }
         )
     table = pd.DataFrame(rows)
@@ -104,6 +109,13 @@ def policy_summary(round_log: pd.DataFrame, window: float) -> pd.DataFrame:
         table["runtime_over_fta"] = table["runtime"] / fta["runtime"]
         table["worker_time_over_fta"] = table["worker_time"] / fta["worker_time"]
     return table
+
+
+def _zero_bound_share(frame: pd.DataFrame) -> float:
+    """Share of rounds with zero_bound_workers == workers_used; NaN for non-adaptive policies."""
+    if "zero_bound_workers" not in frame or frame["zero_bound_workers"].isna().all():
+        return float("nan")
+    return float((frame["zero_bound_workers"] == frame["workers_used"]).mean())
 
 
 def ratio(table: pd.DataFrame, num: str, den: str, column: str) -> float | None:

@@ -131,6 +131,9 @@ def build_metrics(
         "proxy_ratio_last20_ata": window("ATA", "proxy_ratio_last"),
         "frac_optimal_last20_ata_emp": window("ATA_EMP", "frac_optimal_last"),
         "frac_optimal_last20_ata": window("ATA", "frac_optimal_last"),
+        # Share of rounds whose task split came from the tie-break alone (every used bound 0).
+        "zero_bound_share_ata": window("ATA", "zero_bound_share"),
+        "zero_bound_share_ata_emp": window("ATA_EMP", "zero_bound_share"),
         "regret_window": regret_window,
         "initial_train_loss": float(losses[0]),
         "final_train_loss": float(losses[-1]),

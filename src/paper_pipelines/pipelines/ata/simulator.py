@@ -38,6 +38,32 @@ def _allocation_block(cum: np.ndarray, alloc: np.ndarray) -> tuple[np.ndarray, n
     return finish.max(axis=1), finish.sum(axis=1)
 
 
+def observed_task_sums(cum_round: np.ndarray, a: np.ndarray) -> np.ndarray:
+    """Semi-bandit feedback of one round: worker i reveals its first a_i task times of the round.
+
+    ``cum_round`` (n, B) holds each worker's cumulative task times in this round, so worker i with
+    a_i > 0 reports cum_round[i, a_i - 1] = X_i^1 + ... + X_i^{a_i}; idle workers report 0.
+    """
+    sums = np.zeros(a.size)
+    busy = a > 0
+    sums[busy] = cum_round[busy, a[busy] - 1]
+    return sums
+
+
+def play_adaptive_round(
+    policy: AdaptiveAllocator, k: int, cum_round: np.ndarray
+) -> tuple[np.ndarray, int]:
+    """Round k of ATA / ATA-Empirical: allocate, run the tasks, observe them (Alg. 1 steps 1-4).
+
+    Returns the allocation and how many of the workers it uses had a lower bound of exactly 0
+    (for those the split of tasks is set by the tie-break, not by the bounds).
+    """
+    a = policy.allocate(k)
+    zero_bound = int(np.sum((a > 0) & (policy.last_scores == 0.0)))
+    policy.observe(a, observed_task_sums(cum_round, a))
+    return a, zero_bound
+
+
 def simulate_policies(
     shift: np.ndarray,
     spread: np.ndarray,
@@ -58,7 +84,8 @@ def simulate_policies(
     """Simulate K rounds of every policy; one row per (policy, round k = 1..K).
 
     Columns: policy, k, round_time, worker_time, proxy (l(a^k, mu)), proxy_ratio (l(a^k, mu) / l(a*, mu)),
-    workers_used. GTA is not an allocation, so its proxy columns are NaN and its worker time is n * T_k.
+    workers_used, zero_bound_workers (ATA variants: used workers whose lower bound was 0; NaN for the
+    others). GTA is not an allocation, so its proxy columns are NaN and its worker time is n * T_k.
     """
     check_policies(policies)
     if B < 1 or K < 1:
@@ -82,7 +109,14 @@ def simulate_policies(
         if p in ("ATA", "ATA_EMP")
     }
     out = {
-        p: {"round_time": [], "worker_time": [], "proxy": [], "workers_used": []} for p in policies
+        p: {
+            "round_time": [],
+            "worker_time": [],
+            "proxy": [],
+            "workers_used": [],
+            "zero_bound_workers": [],
+        }
+        for p in policies
     }
     for start in progress(range(0, K, block), desc="ATA simulation (blocks of rounds)"):
         size = min(block, K - start)
@@ -110,21 +144,21 @@ def simulate_policies(
                 rec["worker_time"].append(n * t)
                 rec["proxy"].append(np.full(size, np.nan))
                 rec["workers_used"].append(np.full(size, n))
+                rec["zero_bound_workers"].append(np.full(size, np.nan))
                 continue
             if p in adaptive:
                 policy = adaptive[p]
                 alloc = np.empty((size, n), dtype=np.int64)
+                zero = np.empty(size)
                 for r in range(size):
-                    a = policy.allocate(start + r + 1)
-                    alloc[r] = a
-                    busy = a > 0
-                    sums = np.zeros(n)
-                    sums[busy] = cum[r, busy, a[busy] - 1]
-                    policy.observe(a, sums)
+                    alloc[r], zero[r] = play_adaptive_round(policy, start + r + 1, cum[r])
+                rec["zero_bound_workers"].append(zero)
             elif p == "FTA":
                 alloc = np.tile(a_star, (size, 1))
+                rec["zero_bound_workers"].append(np.full(size, np.nan))
             else:
                 alloc = uta_allocations(n, B, size, rngs[p], uta_mode)
+                rec["zero_bound_workers"].append(np.full(size, np.nan))
             rt, wt = _allocation_block(cum, alloc)
             rec["round_time"].append(rt)
             rec["worker_time"].append(wt)
