@@ -9,12 +9,15 @@ import numpy as np
 import pytest
 import torch
 
+from paper_pipelines.pipelines.tca.adaptation import tca_on_outputs
 from paper_pipelines.pipelines.tca.linear_tca import (
     chunked_mean_covariance,
     class_proportions,
     covariance,
     linear_tca,
+    pseudo_source_shrinkage,
     select_pseudo_source,
+    shrink_towards_target,
     softmax_entropy,
     solve_w_adam,
     solve_w_eig,
@@ -229,3 +232,117 @@ def test_unknown_solver_fails():
     z, logits, head = _problem()
     with pytest.raises(ValueError, match="unknown w_solver 'svd'"):
         linear_tca(z, logits, head, 4, w_solver="svd")
+
+
+# ---------------------------------------------------------------- d >> pseudo-source rows
+
+
+def _wide_problem(d: int, seed: int, c: int = 4, n: int = 400):
+    """Gaussian classes whose means differ in every direction, a shared correlated covariance, the
+    LDA source head, and a target with every coordinate rescaled (by 0.6-1.4) and shifted."""
+    g = torch.Generator().manual_seed(seed)
+    q, _ = torch.linalg.qr(torch.randn(d, d, generator=g, dtype=torch.float64))
+    evals = 1.0 / (1.0 + torch.arange(d, dtype=torch.float64) / 10.0)
+    means = 0.06 * torch.randn(c, d, generator=g, dtype=torch.float64) @ q.T
+    y = torch.arange(n) % c
+    z = means[y] + torch.randn(n, d, generator=g, dtype=torch.float64) @ (q * evals.sqrt()).T
+    precision = (q / evals) @ q.T
+    head = torch.nn.Linear(d, c)
+    with torch.no_grad():
+        head.weight.copy_(means @ precision)
+        head.bias.copy_(-0.5 * ((means @ precision) * means).sum(1))
+    scale = 0.6 + 0.8 * torch.rand(d, generator=g, dtype=torch.float64)
+    z_t = (z - means.mean(0)) * scale + means.mean(0) + 0.3 * torch.randn(d, generator=g)
+    return z_t.float(), y, head
+
+
+def test_shrinkage_by_rows_per_dimension_by_hand():
+    assert pseudo_source_shrinkage(201, 64) == 0.0  # m - 1 >= d: exact eig
+    assert pseudo_source_shrinkage(65, 64) == 0.0
+    assert pseudo_source_shrinkage(101, 200) == pytest.approx(0.5)
+    assert pseudo_source_shrinkage(200, 2048) == pytest.approx(1 - 199 / 2048)
+    c_s, c_t = torch.eye(2) * 4, torch.eye(2)
+    assert shrink_towards_target(c_s, c_t, 0.25).tolist() == [[3.25, 0.0], [0.0, 3.25]]
+
+
+def test_auto_is_exact_eig_with_more_rows_than_dimensions():
+    z, logits, head = _problem(n=300, d=8)  # 4 classes x K = 20 = 80 rows > 8 dims
+    auto = linear_tca(z, logits, head, 4, filter_k=20, w_solver="auto")
+    eig = linear_tca(z, logits, head, 4, filter_k=20, w_solver="eig")
+    assert auto.info["shrinkage"] == 0.0
+    assert torch.equal(auto.W, eig.W) and torch.equal(auto.logits, eig.logits)
+
+
+def test_auto_aligns_to_the_pseudo_source_shrunk_towards_the_target():
+    z, logits, head = _problem(n=300, d=64, c=4)  # 4 x K = 5 = 20 rows < 64 dims
+    res = linear_tca(z, logits, head, 4, filter_k=5, w_solver="auto", eig_eps=1e-9)
+    lam = 1 - 19 / 64
+    assert res.info["shrinkage"] == pytest.approx(lam)
+    _, c_t = chunked_mean_covariance(z, None)
+    c_s = covariance(z[res.support_index])
+    target = ((1 - lam) * c_s + lam * c_t).double()
+    aligned = res.W.double().T @ c_t.double() @ res.W.double()
+    assert torch.allclose(aligned, target, rtol=1e-3, atol=1e-3 * target.abs().max())
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_default_solver_does_not_collapse_when_d_is_much_wider_than_the_pseudo_source(seed):
+    """d = 192 dimensions, m = 4 classes x K = 5 = 20 confident rows: plain eig maps the target onto
+    the 19-dimensional span of the pseudo-source and loses the classes; the default must not."""
+    z, y, head = _wide_problem(192, seed)
+    with torch.no_grad():
+        logits = head(z)
+
+    def acc(solver):
+        out = linear_tca(z, logits, head, 4, filter_k=5, w_solver=solver).logits
+        return float((out.argmax(1) == y).float().mean())
+
+    source = float((logits.argmax(1) == y).float().mean())
+    eig, auto = acc("eig"), acc("auto")
+    assert auto >= source - 0.02  # the default keeps the source model's accuracy (or better)
+    assert eig <= auto - 0.10  # plain eig loses at least 10 pt: the collapse this guards against
+    assert linear_tca(z, logits, head, 4, filter_k=5).info["w_solver"] == "auto"  # the default
+
+
+# ---------------------------------------------------------------- LinearTCA+
+
+
+def test_linear_tca_plus_selects_with_the_base_methods_own_logits():
+    """LinearTCA+ on a TTA method picks the pseudo-source with that method's logits and predicts with
+    that method's head (official ``TCA.calculate`` on the plugged method's outputs). With K = 1 the
+    pseudo-source is the most confident row per predicted class; W = I keeps the check by hand."""
+    z = torch.tensor([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [2.0, 2.0], [3.0, 1.0], [1.0, 3.0]])
+    # Source is most confident on rows 0 (class 0) and 3 (class 1); BN on rows 1 and 4.
+    source_logits = torch.tensor([[5.0, 0], [1, 0], [2, 0], [0, 5], [0, 1], [0, 2]])
+    bn_logits = torch.tensor([[1.0, 0], [5, 0], [2, 0], [0, 1], [0, 5], [0, 2]])
+    eye, swap = torch.eye(2), torch.tensor([[0.0, 1.0], [1.0, 0.0]])
+    outputs = {
+        "source": {
+            "z": z,
+            "logits": source_logits,
+            "head": {"weight": swap, "bias": torch.zeros(2)},
+        },
+        "bn": {"z": z + 1.0, "logits": bn_logits, "head": {"weight": eye, "bias": torch.ones(2)}},
+    }
+    rows = tca_on_outputs(
+        outputs,
+        np.array([0, 0, 0, 1, 1, 1]),
+        2,
+        plug_into=["source", "bn"],
+        solvers=["identity"],
+        filter_k=1,
+        proportions="uniform",
+        w_iters=0,
+        w_lr=1e-3,
+        eig_eps=1e-3,
+        chunk=4,
+        device="cpu",
+    )
+    zb = z + 1.0
+    mu_t = zb.mean(0)  # (13/6, 13/6)
+    mu_s = (zb[1] + zb[4]) / 2  # BN's two most confident rows: (3, 1.5)
+    assert torch.allclose(rows["bn+tca"]["logits"], zb - mu_t + mu_s + 1.0)
+    # Source's own rows 0 and 3, through the source head (columns swapped).
+    expected = (z - z.mean(0) + (z[0] + z[3]) / 2) @ swap.T
+    assert torch.allclose(rows["source+tca"]["logits"], expected)
+    assert rows["bn+tca"]["info"]["n_support"] == 2

@@ -22,7 +22,7 @@ import torch
 
 logger = logging.getLogger(__name__)
 
-W_SOLVERS = ("eig", "adam", "identity")
+W_SOLVERS = ("auto", "eig", "adam", "identity")
 PROPORTIONS = ("uniform", "predicted", "oracle")
 
 
@@ -161,6 +161,22 @@ def solve_w_eig(
     return (inv_sqrt_t @ sqrt_s).to(c_t.dtype)
 
 
+def pseudo_source_shrinkage(m: int, d: int) -> float:
+    """Weight lambda of the target covariance in the pseudo-source's, set by the rows-to-dimensions ratio.
+
+    m pseudo-source rows span at most m - 1 of the d directions. With m - 1 >= d the sample covariance
+    can be full rank and lambda = 0 (the exact eig solver). Otherwise lambda = 1 - (m - 1) / d, the share
+    of directions the pseudo-source cannot see: there C_s is replaced by C_t, so W leaves them as they
+    are instead of shrinking the target onto the pseudo-source's (m - 1)-dimensional span.
+    """
+    return max(0.0, 1.0 - (m - 1) / d)
+
+
+def shrink_towards_target(c_s: torch.Tensor, c_t: torch.Tensor, lam: float) -> torch.Tensor:
+    """(1 - lambda) C_s + lambda C_t: the pseudo-source covariance shrunk towards the target's."""
+    return c_s if lam == 0.0 else (1.0 - lam) * c_s + lam * c_t
+
+
 def coral_loss(c_a: torch.Tensor, c_b: torch.Tensor) -> torch.Tensor:
     """Objective of step 3: ||C_a - C_b||_F^2."""
     return torch.norm(c_a - c_b, p="fro") ** 2
@@ -213,7 +229,7 @@ def linear_tca(
     *,
     filter_k: int = 20,
     proportion: torch.Tensor | None = None,
-    w_solver: str = "eig",
+    w_solver: str = "auto",
     w_iters: int = 20,
     w_lr: float = 1e-3,
     eig_eps: float = 1e-3,
@@ -222,6 +238,9 @@ def linear_tca(
     """Steps 1-4: LinearTCA when (z, logits) come from the source model, LinearTCA+ when from a TTA method.
 
     ``classifier`` is the unchanged linear head; it is only called forward, in chunks of ``chunk`` rows.
+    ``w_solver="auto"`` is the closed form on a pseudo-source covariance shrunk towards the target's by
+    :func:`pseudo_source_shrinkage` (the plain ``eig`` solver while the pseudo-source has more rows than
+    dimensions); plain ``eig`` collapses the target onto the pseudo-source's span when d >> m.
     """
     if w_solver not in W_SOLVERS:
         raise ValueError(f"unknown w_solver {w_solver!r}; use one of {', '.join(W_SOLVERS)}")
@@ -253,7 +272,11 @@ def linear_tca(
         else:
             mu_s = s.mean(dim=0, keepdim=True)
             c_s = covariance(s)
-    if w_solver == "eig":
+    if w_solver == "auto":
+        lam = pseudo_source_shrinkage(len(support), d)
+        info["shrinkage"] = lam
+        W = solve_w_eig(c_t, shrink_towards_target(c_s, c_t, lam), eig_eps, info)
+    elif w_solver == "eig":
         W = solve_w_eig(c_t, c_s, eig_eps, info)
     elif w_solver == "adam":
         W = solve_w_adam(c_t, c_s, w_iters, w_lr)

@@ -117,8 +117,10 @@ class LinearTCAParams(ParamsModel):
     """TCA step (official defaults: K = 20, 20 Adam iterations at lr 1e-3, chunks of 256)."""
 
     filter_k: int = Field(20, ge=-1)
-    w_solver: Literal["eig", "adam"] = "eig"
-    extra_solver: Literal["eig", "adam"] | None = "adam"
+    # auto: the exact eig solver, its pseudo-source covariance shrunk towards the target's when the
+    # pseudo-source has fewer rows than dimensions (plain eig collapses there; see linear_tca).
+    w_solver: Literal["auto", "eig", "adam"] = "auto"
+    extra_solver: Literal["auto", "eig", "adam"] | None = "adam"
     w_iters: int = Field(20, ge=0)
     w_lr: float = Field(1e-3, gt=0)
     eig_eps: float = Field(1e-3, gt=0)
