@@ -4,8 +4,10 @@ import shutil
 
 import pandas as pd
 import pytest
+from pydantic import ValidationError
 
 from paper_pipelines.common.params import ParameterError
+from paper_pipelines.pipelines.les.parameters import DataParams, LSOParams, OODParams, ScoreParams
 from tests.kedro_helpers import (
     files_under,
     latest_json,
@@ -93,9 +95,6 @@ def test_metrics_keep_the_contract_and_every_claim_is_checked(fast_run):
     ("override", "message"),
     [
         ({"les.score.fd_eps": 0.0}, r"les\.score\.fd_eps = 0\.0"),
-        ({"les.lso.alpha": -0.5}, r"les\.lso\.alpha = -0\.5"),
-        ({"les.lso.penalties": ["none", "les", "magic"]}, r"les\.lso\.penalties\.2"),
-        ({"les.score.decoder_mode": "dropout"}, r"les\.score\.decoder_mode = 'dropout'"),
         ({"les.lso.n_init": 10000}, r"les\.lso\.n_init = 10000 exceeds"),
     ],
 )
@@ -106,6 +105,28 @@ def test_bad_parameters_fail_before_anything_is_written(fast_run, override, mess
     assert all(p.stat().st_mtime_ns == t for p, t in before.items())
     new = {p.relative_to(fast_run) for p in files_under(fast_run / "data") - set(before)}
     assert all("les" not in str(p) for p in new), new
+
+
+@pytest.mark.parametrize(
+    ("model", "values", "message"),
+    [
+        (ScoreParams, {"fd_eps": -1e-4}, "greater than 0"),
+        (LSOParams, {"alpha": -0.5}, "greater than or equal to 0"),
+        (LSOParams, {"penalties": ["none", "les", "magic"]}, "penalties.2"),
+        (
+            LSOParams,
+            {"penalties": ["none", "prior"]},
+            r"must include none and les; \['les'\] missing",
+        ),
+        (ScoreParams, {"decoder_mode": "dropout"}, "decoder_mode"),
+        (ScoreParams, {"jacobian": "autograd"}, "jacobian"),
+        (OODParams, {"scores": ["les", "prior"]}, r"\['polarity', 'likelihood'\] missing"),
+        (DataParams, {"max_len": 20}, "max_len"),
+    ],
+)
+def test_bad_blocks_are_refused_with_the_key(model, values, message):
+    with pytest.raises(ValidationError, match=message):
+        model(**values)
 
 
 def test_a_token_outside_the_vocabulary_fails_in_the_first_node(fast_run):
