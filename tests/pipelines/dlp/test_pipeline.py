@@ -47,6 +47,8 @@ def test_fast_run_writes_versioned_outputs(fast_run):
     metrics = latest_json(root / "08_reporting/dlp/metrics.json")
     assert set(metrics) >= CONTRACT
     assert metrics["target_sparsity"] == 0.5
+    # the fast environment prunes in bfloat16 (dlp.model.dtype): the half-precision path end to end
+    assert metrics["model_dtype"] == "bfloat16"
     # spec check 2 at fast scale: every allocation within rounding of the target (C_in = 64 here)
     assert abs(metrics["actual_sparsity_dlp"] - 0.5) < 0.02
     assert metrics["lora_masks_intact"] is True
@@ -75,8 +77,12 @@ def test_pruning_runs_table_covers_every_allocation_and_base(fast_run):
     assert len(runs) == 12  # 4 allocations x 3 base pruners (conf/fast/parameters/dlp.yml)
     assert set(runs["allocation"]) == {"uniform", "owl", "dlp", "dlp_mean"}
     assert set(runs["base"]) == {"wanda", "sparsegpt", "magnitude"}
-    assert (runs["perplexity"] > 1).all()
+    # (a perplexity is >= 1 by construction; what can fail, in bfloat16 above all, is a NaN or inf)
+    assert np.isfinite(runs["perplexity"]).all()
     assert (runs["actual_sparsity"].between(0.45, 0.55)).all()
+    assert set(runs["dtype"]) == {"bfloat16"}
+    # measured per run on Linux (memory.py); a tiny model's figure is noise, so only its presence
+    assert runs["peak_memory_model_copies"].notna().all()
 
 
 def test_results_have_one_row_per_method_at_the_headline_setting(fast_run):

@@ -1,10 +1,12 @@
 """Within-layer pruners on hand-checkable matrices (spec check 2: mask exactness)."""
 
+import pytest
 import torch
 
 from paper_pipelines.pipelines.dlp.calibration import InputStatistics
 from paper_pipelines.pipelines.dlp.importance import block_score, outlier_ratio, wanda_importance
 from paper_pipelines.pipelines.dlp.pruners import (
+    block_mask,
     nm_mask,
     parse_sparsity_type,
     prune_magnitude,
@@ -102,3 +104,54 @@ def test_block_statistics():
     assert block_score(scores, "mean") == 22.0
     # mean 22, M = 2 -> threshold 44: one of five scores is an outlier = 20 %
     assert outlier_ratio(scores, 2.0) == 20.0
+
+
+# ---------------------------------------------------------------- SparseGPT's mask rule (issue 29)
+def test_block_mask_exact_takes_k_and_released_takes_everything_up_to_sorted_k():
+    # 6 saliencies, s = 0.5 -> k = 3. Sorted: 1, 2, 2, 2, 3, 4.
+    saliency = torch.tensor([[1.0, 2.0, 2.0], [2.0, 3.0, 4.0]])
+    exact = block_mask(saliency, 0.5, "exact")
+    assert exact.tolist() == [[True, True, True], [False, False, False]]  # ties to the lower index
+    # the released fasterprune: threshold sorted[3] = 2, mask every value <= 2 -> four weights
+    released = block_mask(saliency, 0.5, "released")
+    assert released.tolist() == [[True, True, True], [True, False, False]]
+    # without ties the released rule still masks one more than k (sorted[k] itself)
+    distinct = torch.tensor([[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]])
+    assert int(block_mask(distinct, 0.5, "released").sum()) == 4
+    assert int(block_mask(distinct, 0.5, "exact").sum()) == 3
+    # at s = 0 the released rule still masks the smallest weight of the block
+    assert int(block_mask(distinct, 0.0, "released").sum()) == 1
+    assert int(block_mask(distinct, 0.0, "exact").sum()) == 0
+
+
+def test_sparsegpt_mask_rules_count_per_column_block():
+    torch.manual_seed(0)
+    w = torch.randn(8, 32)
+    x = torch.randn(256, 32)
+    stats = InputStatistics(32, with_hessian=True)
+    stats.add_batch(x.unsqueeze(0))
+    for rule, per_block in (("exact", 51), ("released", 52)):  # floor(0.4 * 8 * 16) = 51
+        layer = linear_with(w)
+        mask = prune_sparsegpt(layer, stats.hessian, 0.4, blocksize=16, mask_rule=rule)
+        assert [int(mask[:, i : i + 16].sum()) for i in (0, 16)] == [per_block] * 2, rule
+        assert torch.equal(layer.weight.data == 0, mask)
+    with pytest.raises(ValueError, match="mask_rule"):
+        prune_sparsegpt(linear_with(w), stats.hessian, 0.4, mask_rule="loose")
+
+
+def test_masked_weights_keep_dtype_and_become_zero_in_bfloat16():
+    w = torch.tensor([[1.0, -2.0, 3.0], [-2.0, 1.0, 1.0]], dtype=torch.bfloat16)
+    layer = linear_with(w)
+    prune_wanda(layer, torch.tensor([1.0, 4.0, 0.25]), sparsity=0.34)
+    assert layer.weight.dtype == torch.bfloat16
+    assert layer.weight.data.float().tolist() == [[0.0, -2.0, 3.0], [-2.0, 1.0, 0.0]]
+
+
+def test_median_on_any_device_is_numpys():
+    import numpy as np
+
+    from paper_pipelines.pipelines.dlp.importance import median
+
+    for values in ([3.0, 1.0, 2.0], [4.0, 1.0, 3.0, 2.0], [5.0], [0.1, 0.2]):
+        tensor = torch.tensor(values)
+        assert median(tensor) == float(np.median(tensor.numpy())), values

@@ -13,8 +13,9 @@ from paper_pipelines.pipelines.dlp.parameters import (
 
 RUNS = pd.DataFrame(
     [
-        {"model": "m", "allocation": a, "base": b, "target_sparsity": s, "actual_sparsity": s,
-         "perplexity": p, "prune_seconds": 1.0}
+        {"model": "m", "dtype": "float32", "allocation": a, "base": b, "target_sparsity": s,
+         "actual_sparsity": s, "perplexity": p, "prune_seconds": 1.0,
+         "peak_memory_model_copies": 2.1, "cuda_peak_model_copies": None}
         for (a, b, s, p) in [
             ("uniform", "wanda", 0.7, 30.0), ("owl", "wanda", 0.7, 25.0), ("dlp", "wanda", 0.7, 20.0),
             ("dlp_mean", "wanda", 0.7, 24.0),
@@ -43,6 +44,8 @@ def test_results_have_one_row_per_method_at_the_headline_setting():
     assert (results["dense_perplexity"] == 10.0).all()
     # timings stay in the run table: a re-run must reproduce the results table exactly
     assert "prune_seconds" not in results.columns
+    assert "peak_memory_model_copies" not in results.columns
+    assert "cuda_peak_model_copies" not in results.columns
 
 
 def test_metrics_keep_the_contract_and_the_headline_numbers():
@@ -56,6 +59,7 @@ def test_metrics_keep_the_contract_and_the_headline_numbers():
     assert metrics["density_first_block_dlp"] == pytest.approx(0.45)
     assert metrics["density_last_block_dlp"] == pytest.approx(0.15)
     assert metrics["base_pruner"] == "wanda" and metrics["dense_ppl"] == 10.0
+    assert metrics["model_dtype"] == "float32"
     assert metrics["ppl_after_lora"] == 15.0 and metrics["lora_masks_intact"] is True
     assert "zero_shot_mean_accuracy" not in metrics
 
@@ -93,7 +97,11 @@ def test_the_allocations_of_the_claims_always_run():
 def test_paper_corpus_joins_documents_and_names_missing_entries():
     c4 = pd.DataFrame({"text": ["a", "b"]})
     wiki = pd.DataFrame({"text": [" = T = ", "", "x"]})
-    assert data.paper_corpus(c4, wiki) == {"train": "a\n\nb", "test": " = T = \n\n\n\nx"}
+    assert data.paper_corpus(c4, wiki) == {
+        "train": "a\n\nb",
+        "test": " = T = \n\n\n\nx",
+        "train_documents": ["a", "b"],
+    }
     with pytest.raises(ValueError, match=r"dlp\.wikitext2_test.*--env paper"):
         data.paper_corpus(c4, None)
 

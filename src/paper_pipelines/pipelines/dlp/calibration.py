@@ -53,7 +53,8 @@ def capture_block_inputs(
 ) -> BlockInputs:
     """Run the embedding stage and record what enters block 0, chunk by chunk of `batch_size` rows."""
     block0 = decoder_blocks(model)[0]
-    device = next(model.parameters()).device
+    # the embedding's device: where the token ids must go (blocks may sit elsewhere, see run_block)
+    device = model.get_input_embeddings().weight.device
     hidden, kwargs_list = [], []
 
     def hook(_module, args, kwargs):
@@ -74,14 +75,44 @@ def capture_block_inputs(
     return BlockInputs(hidden=hidden, kwargs=kwargs_list)
 
 
+def to_device(value: Any, device: torch.device) -> Any:
+    """Move tensors (also inside tuples, lists and dicts, e.g. rotary (cos, sin)) to `device`."""
+    if isinstance(value, torch.Tensor):
+        return value.to(device)
+    if isinstance(value, tuple | list):
+        return type(value)(to_device(v, device) for v in value)
+    if isinstance(value, dict):
+        return {k: to_device(v, device) for k, v in value.items()}
+    return value
+
+
+def block_device(block: torch.nn.Module) -> torch.device:
+    """The device of a block's weights (with a model split over devices, each block has its own)."""
+    return next(block.parameters()).device
+
+
 @torch.no_grad()
 def run_block(block: torch.nn.Module, inputs: BlockInputs) -> BlockInputs:
-    """Push every chunk through one block; the outputs are the next block's inputs."""
+    """Push every chunk through one block; the outputs are the next block's inputs.
+
+    Inputs move to the block's device first, as the released code does per block
+    (``model.hf_device_map``); on a single device this is a no-op, not a copy.
+    """
+    device = block_device(block)
+    hidden = [h.to(device) for h in inputs.hidden]
+    kwargs = [to_device(kw, device) for kw in inputs.kwargs]
     outs = []
-    for h, kw in zip(inputs.hidden, inputs.kwargs, strict=True):
+    for h, kw in zip(hidden, kwargs, strict=True):
         out = block(h, **kw)
         outs.append(out[0] if isinstance(out, tuple) else out)
-    return BlockInputs(hidden=outs, kwargs=inputs.kwargs)
+    return BlockInputs(hidden=outs, kwargs=kwargs)
+
+
+def accumulation_dtype(weight_dtype: torch.dtype) -> torch.dtype:
+    """Statistics accumulate in float32 for float16 / bfloat16 / float32 weights (a sum over
+    128 x 2048 tokens of squares overflows float16 and loses most digits in bfloat16), and in
+    float64 for float64 weights. The released WrappedGPT and SparseGPT accumulate in float32."""
+    return torch.float64 if weight_dtype == torch.float64 else torch.float32
 
 
 @dataclass
@@ -90,25 +121,38 @@ class InputStatistics:
 
     scaler_row[j] = (1/N) sum_samples sum_tokens x_j^2 (Wanda's ||X_j||^2 / N), and optionally the
     SparseGPT Hessian H = (2/N) sum x x^T; both are running means over the N samples seen so far.
+    Both live on `device` (the linear's) in `dtype` (see :func:`accumulation_dtype`).
     """
 
     columns: int
     with_hessian: bool = False
+    device: torch.device | str = "cpu"
+    dtype: torch.dtype = torch.float32
     n_samples: int = 0
     scaler_row: torch.Tensor = field(init=False)
     hessian: torch.Tensor | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
-        self.scaler_row = torch.zeros(self.columns)
+        self.scaler_row = torch.zeros(self.columns, device=self.device, dtype=self.dtype)
         if self.with_hessian:
-            self.hessian = torch.zeros(self.columns, self.columns)
+            self.hessian = torch.zeros(
+                self.columns, self.columns, device=self.device, dtype=self.dtype
+            )
+
+    @classmethod
+    def for_linear(cls, linear: torch.nn.Linear, with_hessian: bool = False) -> InputStatistics:
+        """Statistics of one linear's inputs, on its weight's device, accumulated on purpose."""
+        weight = linear.weight
+        return cls(
+            linear.in_features, with_hessian, weight.device, accumulation_dtype(weight.dtype)
+        )
 
     def add_batch(self, x: torch.Tensor) -> None:
         """x: (batch, tokens, C_in) inputs of the linear for `batch` calibration samples."""
         if x.dim() == 2:
             x = x.unsqueeze(0)
         batch = x.shape[0]
-        flat = x.reshape(-1, x.shape[-1]).float().cpu()
+        flat = x.reshape(-1, x.shape[-1]).to(device=self.scaler_row.device, dtype=self.dtype)
         total = self.n_samples + batch
         self.scaler_row *= self.n_samples / total
         self.scaler_row += (flat**2).sum(dim=0) / total
@@ -124,7 +168,7 @@ def collect_statistics(
 ) -> tuple[dict[str, InputStatistics], BlockInputs]:
     """Hook every linear of `block`, run the calibration chunks through it, return stats and outputs."""
     linears = find_linears(block)
-    stats = {n: InputStatistics(lin.in_features, with_hessian) for n, lin in linears.items()}
+    stats = {n: InputStatistics.for_linear(lin, with_hessian) for n, lin in linears.items()}
     handles = [
         lin.register_forward_hook(lambda _m, inp, _out, name=name: stats[name].add_batch(inp[0]))
         for name, lin in linears.items()

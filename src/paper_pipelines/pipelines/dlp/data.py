@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import random
 import sysconfig
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -65,8 +66,13 @@ def paper_corpus(c4_train: Any, wikitext2_test: Any) -> dict[str, str]:
             "--env paper and point them at your C4 shard and WikiText-2 test file "
             "(conf/paper/catalog/dlp.yml), or use dlp.data.source=pydoc_topics (offline)"
         )
-    c4_texts = list(c4_train["text"])[:C4_DOCUMENTS]
-    return {"train": "\n\n".join(c4_texts), "test": "\n\n".join(list(wikitext2_test["text"]))}
+    documents = list(c4_train["text"])
+    return {
+        # the joined text feeds LoRA recovery only; calibration draws from whole documents
+        "train": "\n\n".join(documents[:C4_DOCUMENTS]),
+        "test": "\n\n".join(list(wikitext2_test["text"])),
+        "train_documents": documents,
+    }
 
 
 def load_text(
@@ -83,7 +89,9 @@ def load_text(
 def calibration_windows(
     train_ids: torch.Tensor, nsamples: int, seqlen: int, seed: int
 ) -> torch.Tensor:
-    """N random T-token windows of the training split (the paper draws 128 x 2048 from C4)."""
+    """N random T-token windows of the whole training split (the offline corpora; windows may span two
+    topics or docstrings, as the released WikiText-2 / PTB loaders sample the joined text; C4 windows
+    come from :func:`document_windows`)."""
     if train_ids.numel() <= seqlen + 1:
         raise ValueError(
             f"the training text has {train_ids.numel()} tokens, too few for {seqlen}-token windows; "
@@ -92,6 +100,42 @@ def calibration_windows(
     rng = np.random.default_rng(seed)
     starts = rng.integers(0, train_ids.numel() - seqlen - 1, size=nsamples)
     return torch.stack([train_ids[s : s + seqlen] for s in starts])
+
+
+def document_windows(
+    documents: Sequence[str],
+    tokenize: Callable[[str], torch.Tensor],
+    nsamples: int,
+    seqlen: int,
+    seed: int,
+    max_draws: int = 10_000,
+) -> torch.Tensor:
+    """The released C4 sampling (``lib/data.py: get_c4``): per window, draw a document uniformly at
+    random until one has MORE than `seqlen` tokens, then a start uniformly in [0, len - seqlen - 1];
+    both draws from Python's ``random`` seeded with `seed`, in that order, so the same shard, order
+    and tokenizer give the released windows. A window never crosses a document boundary.
+
+    `tokenize` is the tokenizer's default call (the released code keeps the special tokens, e.g.
+    LLaMA's BOS). The released loop redraws forever when no document is long enough; here
+    `max_draws` draws for one window without success is an error naming the fix.
+    """
+    if not documents:
+        raise ValueError("dlp.c4_train has no documents: point the catalog entry at a C4 shard")
+    rng = random.Random(seed)
+    windows = []
+    for _ in range(nsamples):
+        for _draw in range(max_draws):
+            ids = tokenize(documents[rng.randint(0, len(documents) - 1)])
+            if ids.numel() > seqlen:
+                break
+        else:
+            raise ValueError(
+                f"no C4 document longer than {seqlen} tokens in {max_draws} draws: lower "
+                "dlp.data.seqlen or point dlp.c4_train at a shard with longer documents"
+            )
+        start = rng.randint(0, ids.numel() - seqlen - 1)
+        windows.append(ids[start : start + seqlen])
+    return torch.stack(windows)
 
 
 def evaluation_windows(test_ids: torch.Tensor, seqlen: int, n_windows: int | None) -> torch.Tensor:

@@ -1,5 +1,5 @@
 """The paper's comparison grid: every allocation (uniform, OWL, DLP) x base pruner x target sparsity,
-each pruned from a fresh copy of the dense model and measured (the README table of the official code)."""
+each pruned from the dense weights and measured (the README table of the official code)."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from paper_pipelines.common.lm import CausalLM
 from paper_pipelines.common.progress import progress
 from paper_pipelines.pipelines.dlp.allocation import dlp_sparsities
 from paper_pipelines.pipelines.dlp.baselines import owl_sparsities, uniform_sparsities
+from paper_pipelines.pipelines.dlp.memory import PeakProbe
 from paper_pipelines.pipelines.dlp.metrics import perplexity, prunable_sparsity
 from paper_pipelines.pipelines.dlp.parameters import AllocationParams, PrunerParams
 from paper_pipelines.pipelines.dlp.pruners import nm_sparsity, parse_sparsity_type
@@ -49,13 +50,33 @@ def allocate(
     )
 
 
-def pack_masks(masks: dict[str, torch.Tensor]) -> dict[str, Any]:
-    """Bit-pack boolean masks (8x smaller) with their shapes, for the versioned mask artefact."""
+def pack_masks(masks: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The versioned mask artefact: names, shapes and the bits of every mask (sequential.pack_mask)."""
     return {
         "names": list(masks),
-        "shapes": [list(m.shape) for m in masks.values()],
-        **{f"mask.{n}": torch.from_numpy(np.packbits(m.numpy().ravel())) for n, m in masks.items()},
+        "shapes": [m["shape"] for m in masks.values()],
+        **{f"mask.{n}": m["bits"] for n, m in masks.items()},
     }
+
+
+def restore_dense(working: torch.nn.Module, dense: torch.nn.Module) -> None:
+    """Copy the dense weights back into the working copy, in place (no new model is allocated)."""
+    with torch.no_grad():
+        for (name, w), (dense_name, d) in zip(
+            working.state_dict(keep_vars=True).items(),
+            dense.state_dict(keep_vars=True).items(),
+            strict=True,
+        ):
+            if name != dense_name or w.shape != d.shape:
+                raise ValueError(f"working copy and dense model differ at {name} / {dense_name}")
+            w.data.copy_(d.data)
+
+
+def run_order(grid: list[tuple[float, str, str]], default: tuple[float, str, str]) -> list[int]:
+    """Indices of `grid` in the order they run: the default configuration last, so its pruned model
+    is the working copy at the end and no second pruned copy is ever kept."""
+    first = [i for i, cell in enumerate(grid) if cell != default]
+    return first + [i for i, cell in enumerate(grid) if cell == default]
 
 
 def prune_grid(
@@ -68,22 +89,35 @@ def prune_grid(
     calibration_batch: int,
     evaluation_batch: int,
 ) -> tuple[pd.DataFrame, dict[str, Any], CausalLM]:
-    """Prune a fresh copy of the dense model for every (sparsity, base pruner, allocation) and measure
-    its actual sparsity and perplexity. Returns one row per run, the packed masks of the default
-    configuration (``pruner.default_method``, the first base, the target sparsity) and its pruned model."""
+    """Prune the dense model for every (sparsity, base pruner, allocation) and measure its actual
+    sparsity and perplexity. Returns one row per run (in grid order), the packed masks of the default
+    configuration (``pruner.default_method``, the first base, the target sparsity) and its pruned model.
+
+    Memory: the dense model plus ONE working copy at any time. The copy is made once; before each
+    later run the dense weights are copied back into it (:func:`restore_dense`); the default
+    configuration runs last and its working copy is returned. Each row records the run's peak
+    memory in model sizes (``peak_memory_model_copies``, see memory.py)."""
     nm = parse_sparsity_type(pruner.sparsity_type)
-    default = (pruner.default_method, pruner.bases[0], allocation.target_sparsity)
-    runs, default_masks, default_model = [], {}, None
+    default = (allocation.target_sparsity, pruner.bases[0], pruner.default_method)
     grid = list(itertools.product(allocation.sparsities, pruner.bases, allocation.methods))
-    for target, base, method in progress(grid, desc="pruning grid"):
+    probe = PeakProbe(base_model.model)
+    working = copy.deepcopy(base_model.model)
+    rows: dict[int, dict[str, Any]] = {}
+    default_masks: dict[str, Any] = {}
+    order = run_order(grid, default)
+    for step, index in enumerate(progress(order, desc="pruning grid")):
+        target, base, method = grid[index]
         block_s = layer_sparsities[allocation_key(method, target)]
         if nm is not None:
             # The released unstructured DLP path ignores block ratios under N:M.
             block_s = [nm_sparsity(nm)] * len(block_s)
-        model = copy.deepcopy(base_model.model)
+        probe.start()
+        if step > 0:
+            restore_dense(working, base_model.model)
+        is_default = grid[index] == default
         started = time.perf_counter()
         masks = prune_sequentially(
-            model,
+            working,
             calibration_ids,
             block_s,
             base,
@@ -92,28 +126,30 @@ def prune_grid(
             blocksize=pruner.sparsegpt.blocksize,
             percdamp=pruner.sparsegpt.percdamp,
             batch_size=calibration_batch,
+            mask_rule=pruner.sparsegpt.mask_rule,
+            keep_masks=is_default,
         )
         prune_seconds = time.perf_counter() - started
-        ppl = perplexity(model, evaluation_ids, evaluation_batch)
-        actual = prunable_sparsity(model)
+        ppl = perplexity(working, evaluation_ids, evaluation_batch)
+        actual = prunable_sparsity(working)
+        copies = probe.model_copies()
         logger.info(
-            "%s + %s @ %.2f: actual sparsity %.4f, perplexity %.2f",
-            method, base, target, actual, ppl,
+            "%s + %s @ %.2f: actual sparsity %.4f, perplexity %.2f, peak memory %s model copies",
+            method, base, target, actual, ppl, "n/a" if copies is None else f"{copies:.2f}",
         )  # fmt: skip
-        runs.append(
-            {
-                "model": base_model.name,
-                "allocation": method,
-                "base": base,
-                "target_sparsity": target,
-                "actual_sparsity": actual,
-                "perplexity": ppl,
-                "prune_seconds": prune_seconds,
-            }
-        )
-        if (method, base, target) == default:
+        rows[index] = {
+            "model": base_model.name,
+            "dtype": str(next(working.parameters()).dtype).removeprefix("torch."),
+            "allocation": method,
+            "base": base,
+            "target_sparsity": target,
+            "actual_sparsity": actual,
+            "perplexity": ppl,
+            "prune_seconds": prune_seconds,
+            "peak_memory_model_copies": copies,
+            "cuda_peak_model_copies": probe.cuda_model_copies(),
+        }
+        if is_default:
             default_masks = pack_masks(masks)
-            default_model = CausalLM(model, base_model.tokenizer, base_model.name)
-        else:
-            del model
-    return pd.DataFrame(runs), default_masks, default_model
+    runs = pd.DataFrame([rows[i] for i in range(len(grid))])
+    return runs, default_masks, CausalLM(working, base_model.tokenizer, base_model.name)

@@ -27,12 +27,12 @@ class ByteTokenizer:
         return list(text.encode("utf-8"))
 
 
-def encode(tokenizer: Any, text: str) -> torch.Tensor:
-    """Token ids of `text` as a 1-D long tensor (no special tokens)."""
+def encode(tokenizer: Any, text: str, special_tokens: bool = False) -> torch.Tensor:
+    """Token ids of `text` as a 1-D long tensor (special tokens such as BOS only if asked)."""
     if isinstance(tokenizer, ByteTokenizer):
         ids = tokenizer.encode(text)
     else:
-        ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+        ids = tokenizer(text, add_special_tokens=special_tokens)["input_ids"]
     return torch.tensor(ids, dtype=torch.long)
 
 

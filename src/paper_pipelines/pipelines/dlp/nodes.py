@@ -55,9 +55,13 @@ def load_base_model(
         loaded = train_tiny_llama(text["train"], **tiny.model_dump(), seed=seed)
     else:
         loaded = pretrained_lm
-    loaded.model.to(device).eval()
+    dtype = None if model.dtype is None else getattr(torch, model.dtype)
+    loaded.model.to(device=device, dtype=dtype).eval()
     n_params = sum(p.numel() for p in loaded.model.parameters())
-    logger.info("base model %s: %.1fM parameters on %s", loaded.name, n_params / 1e6, device)
+    logger.info(
+        "base model %s: %.1fM parameters, %s, on %s",
+        loaded.name, n_params / 1e6, next(loaded.model.parameters()).dtype, device,
+    )  # fmt: skip
     return loaded
 
 
@@ -69,7 +73,16 @@ def make_windows(
     and consecutive evaluation windows."""
     train_ids = encode(base_model.tokenizer, text["train"])
     test_ids = encode(base_model.tokenizer, text["test"])
-    calib = corpus.calibration_windows(train_ids, data.nsamples, data.seqlen, seed)
+    if "train_documents" in text:  # C4: the released per-document sampling
+        calib = corpus.document_windows(
+            text["train_documents"],
+            lambda doc: encode(base_model.tokenizer, doc, special_tokens=True),
+            data.nsamples,
+            data.seqlen,
+            seed,
+        )
+    else:
+        calib = corpus.calibration_windows(train_ids, data.nsamples, data.seqlen, seed)
     evaluation_ids = corpus.evaluation_windows(test_ids, data.seqlen, data.eval_windows)
     logger.info(
         "tokens: train %d, test %d; calibration %s, evaluation %s",

@@ -40,6 +40,9 @@ class ModelParams(ParamsModel):
     """
 
     source: Literal["pretrained", "tiny_scratch"] = "pretrained"
+    # cast the dense model to this dtype before pruning (null: keep the catalog's / training dtype);
+    # statistics and SparseGPT's arithmetic stay float32 whatever the weights are
+    dtype: Literal["float32", "bfloat16", "float16"] | None = None
 
 
 class TinyParams(ParamsModel):
@@ -107,6 +110,9 @@ class AllocationParams(ParamsModel):
 class SparseGPTParams(ParamsModel):
     blocksize: int = Field(128, ge=1)
     percdamp: float = Field(0.01, gt=0)
+    # exact: floor(s*n) weights per column block; released: the released fasterprune's rule,
+    # every weight <= the value at sorted position floor(s*n) (at least one more, plus ties)
+    mask_rule: Literal["exact", "released"] = "exact"
 
 
 class PrunerParams(ParamsModel):

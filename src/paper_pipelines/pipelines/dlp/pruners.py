@@ -8,7 +8,11 @@ from __future__ import annotations
 
 import torch
 
+from paper_pipelines.pipelines.dlp.calibration import accumulation_dtype
 from paper_pipelines.pipelines.dlp.importance import wanda_importance
+
+# SparseGPT's per-block mask: ours (exactly k) or the released fasterprune's (at least k + 1)
+SPARSEGPT_MASK_RULES = ("exact", "released")
 
 
 def nm_mask(metric: torch.Tensor, n: int, m: int) -> torch.Tensor:
@@ -73,7 +77,8 @@ def prune_wanda(
         mask = wanda_variant_mask(metric, sparsity)
     else:
         mask = row_mask(metric, sparsity)
-    layer.weight.data[mask] = 0
+    # masked_fill_ instead of boolean indexing: no host sync on a GPU, and dtype and device kept
+    layer.weight.data.masked_fill_(mask, 0)
     return mask
 
 
@@ -94,8 +99,25 @@ def prune_magnitude(
         if k > 0:
             mask[torch.sort(metric.flatten(), stable=True).indices[:k]] = True
         mask = mask.reshape(metric.shape)
-    layer.weight.data[mask] = 0
+    layer.weight.data.masked_fill_(mask, 0)
     return mask
+
+
+def block_mask(saliency: torch.Tensor, sparsity: float, mask_rule: str = "exact") -> torch.Tensor:
+    """SparseGPT's mask of one column block: the lowest saliencies over all its rows and columns.
+
+    k = floor(s * n) for the n entries. "exact": the k lowest (stable sort). "released": every entry
+    <= the (k+1)-th lowest value (``sort(...)[k]``), so k + 1 at least, plus every tie of it.
+    """
+    flat = saliency.flatten()
+    k = int(flat.numel() * sparsity)
+    if mask_rule == "released":
+        threshold = torch.sort(flat).values[min(k, flat.numel() - 1)]
+        return saliency <= threshold
+    mask = torch.zeros(flat.numel(), dtype=torch.bool, device=flat.device)
+    if k > 0:
+        mask[torch.sort(flat, stable=True).indices[:k]] = True
+    return mask.reshape(saliency.shape)
 
 
 def prune_sparsegpt(
@@ -105,19 +127,34 @@ def prune_sparsegpt(
     nm: tuple[int, int] | None = None,
     blocksize: int = 128,
     percdamp: float = 0.01,
+    mask_rule: str = "exact",
 ) -> torch.Tensor:
     """SparseGPT (Frantar & Alistarh 2023): OBS pruning with error compensation, block by block.
 
-    hessian: H = (2/n) sum x x^T over the calibration inputs, shape (C_in, C_in). In each block of
-    `blocksize` columns, the s fraction with the smallest w^2 / [H^-1]_jj^2 is masked; each pruned
-    column's error is spread over the not-yet-processed columns through the Cholesky factor of H^-1.
+    hessian: H = (2/n) sum x x^T over the calibration inputs, shape (C_in, C_in), on the layer's
+    device. In each block of `blocksize` columns, the weights with the smallest w^2 / [H^-1]_jj^2 are
+    masked; each pruned column's error is spread over the not-yet-processed columns through the
+    Cholesky factor of H^-1. The arithmetic is float32 (float64 for float64 weights), whatever the
+    weight's dtype, as in the released code; the result is cast back to the weight's dtype.
+
+    mask_rule: "exact" masks floor(s * n) of the n weights of a column block (stable sort, ties to the
+    lower index); "released" is the released ``fasterprune`` rule, every weight whose saliency is
+    <= the value at sorted position floor(s * n), i.e. at least floor(s * n) + 1 (more when tied).
     """
-    weight = layer.weight.data.clone().float()
-    h = hessian.clone().float()
+    if hessian.device != layer.weight.device:
+        raise ValueError(
+            f"SparseGPT Hessian on {hessian.device} but the weight on {layer.weight.device}: "
+            "collect it on the layer's device (InputStatistics.for_linear)"
+        )
+    if mask_rule not in SPARSEGPT_MASK_RULES:
+        raise ValueError(f"mask_rule must be one of {SPARSEGPT_MASK_RULES}, got {mask_rule!r}")
+    dtype = accumulation_dtype(layer.weight.dtype)
+    weight = layer.weight.data.clone().to(dtype)
+    h = hessian.clone().to(dtype)
     cols = weight.shape[1]
     dead = torch.diag(h) == 0
-    h[dead, dead] = 1
-    weight[:, dead] = 0
+    h.diagonal().masked_fill_(dead, 1)
+    weight.masked_fill_(dead.unsqueeze(0), 0)
     damp = percdamp * torch.mean(torch.diag(h))
     h += torch.eye(cols, dtype=h.dtype, device=h.device) * damp
     hinv = torch.linalg.cholesky(torch.cholesky_inverse(torch.linalg.cholesky(h)), upper=True)
@@ -132,11 +169,7 @@ def prune_sparsegpt(
         diag = torch.diag(hinv1)
         if nm is None:
             saliency = w1**2 / diag.reshape(1, -1) ** 2
-            k = int(saliency.numel() * sparsity)
-            mask1 = torch.zeros(saliency.numel(), dtype=torch.bool, device=w1.device)
-            if k > 0:
-                mask1[torch.sort(saliency.flatten(), stable=True).indices[:k]] = True
-            mask1 = mask1.reshape(saliency.shape)
+            mask1 = block_mask(saliency, sparsity, mask_rule)
         else:
             mask1 = torch.zeros_like(w1, dtype=torch.bool)
         for i in range(i2 - i1):
@@ -146,8 +179,7 @@ def prune_sparsegpt(
                 n, m = nm
                 sal = w1[:, i : i + m] ** 2 / diag[i : i + m].reshape(1, -1) ** 2
                 mask1.scatter_(1, i + torch.topk(sal, n, dim=1, largest=False).indices, True)
-            q = w.clone()
-            q[mask1[:, i]] = 0
+            q = w.clone().masked_fill_(mask1[:, i], 0)
             q1[:, i] = q
             err = (w - q) / d
             w1[:, i:] -= err.unsqueeze(1).matmul(hinv1[i, i:].unsqueeze(0))

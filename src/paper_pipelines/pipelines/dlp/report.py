@@ -20,6 +20,7 @@ from paper_pipelines.pipelines.dlp.parameters import AllocationParams, PrunerPar
 # mean score); an enabled dlp.recovery adds ppl_after_lora and lora_masks_intact.
 METRICS: tuple[str, ...] = (
     "model_name",
+    "model_dtype",
     "base_pruner",
     "target_sparsity",
     "dense_ppl",
@@ -94,6 +95,9 @@ CLAIMS: tuple[Claim, ...] = (
     ),
 )
 
+# Columns of dlp.pruning_runs_table that vary from run to run (time, memory): not in dlp.results.
+MEASURED_ONLY = ("prune_seconds", "peak_memory_model_copies", "cuda_peak_model_copies")
+
 # The figure the scoreboard shows for this paper.
 HEADLINE_FIGURE = "allocation_plot"
 
@@ -125,8 +129,10 @@ def build_results(
 ) -> pd.DataFrame:
     """One row per allocation method at the headline setting: perplexity, its ratio to uniform's,
     the densities of the first and last block, and the dense perplexity beside them. Prune timings
-    stay in dlp.pruning_runs_table (a re-run must reproduce this table exactly)."""
-    headline = headline_runs(runs, allocation, pruner).drop(columns=["prune_seconds"])
+    and memory figures stay in dlp.pruning_runs_table (a re-run must reproduce this table exactly)."""
+    headline = headline_runs(runs, allocation, pruner).drop(
+        columns=list(MEASURED_ONLY), errors="ignore"
+    )
     uniform_ppl = float(headline.loc["uniform", "perplexity"])
     rows = []
     for method in allocation.methods:
@@ -158,6 +164,7 @@ def build_metrics(
     headline = headline_runs(runs, allocation, pruner)
     metrics: dict[str, Any] = {
         "model_name": str(runs["model"].iloc[0]),
+        "model_dtype": str(runs["dtype"].iloc[0]),
         "base_pruner": pruner.bases[0],
         "target_sparsity": allocation.target_sparsity,
         "dense_ppl": dense_ppl,

@@ -5,7 +5,9 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Sequence
+from typing import Any
 
+import numpy as np
 import pandas as pd
 import torch
 
@@ -23,6 +25,33 @@ from paper_pipelines.pipelines.dlp.pruners import prune_magnitude, prune_sparseg
 logger = logging.getLogger(__name__)
 
 BASE_PRUNERS = ("wanda", "sparsegpt", "magnitude")
+
+
+def packed_size(numel: int) -> int:
+    """Bytes of a packed mask of `numel` weights."""
+    return (numel + 7) // 8
+
+
+def pack_mask(mask: torch.Tensor, out: torch.Tensor | None = None) -> dict[str, Any]:
+    """A boolean mask as bits on the CPU (numpy.packbits of the flattened mask) with its shape.
+
+    With `out` (a uint8 view of packed_size bytes) the bits are written there: masks of a whole model
+    then share one buffer allocated up front, instead of hundreds of small long-lived allocations
+    that fragment the heap between the large temporary ones (measured: one model size more peak RSS
+    on SmolLM2 when each mask had its own allocation).
+    """
+    bits = torch.from_numpy(np.packbits(mask.cpu().numpy().ravel()))
+    if out is not None:
+        out.copy_(bits)
+        bits = out
+    return {"shape": list(mask.shape), "bits": bits}
+
+
+def unpack_mask(packed: dict[str, Any]) -> torch.Tensor:
+    """The boolean mask of :func:`pack_mask`."""
+    n = int(np.prod(packed["shape"]))
+    bits = np.unpackbits(packed["bits"].numpy())[:n]
+    return torch.from_numpy(bits.astype(bool)).reshape(packed["shape"])
 
 
 @torch.no_grad()
@@ -69,16 +98,25 @@ def prune_sequentially(
     blocksize: int = 128,
     percdamp: float = 0.01,
     batch_size: int = 16,
-) -> dict[str, torch.Tensor]:
+    mask_rule: str = "exact",
+    keep_masks: bool = True,
+) -> dict[str, dict[str, Any]]:
     """DLP step 6: prune block l at sparsity s_l with the base pruner, in order, feeding the PRUNED
     outputs of blocks 0..l-1 into block l (statistics are re-collected per block). Mutates `model`
-    and returns the boolean mask (True = pruned) of every linear, keyed by its full name."""
+    and returns the boolean mask (True = pruned) of every linear, keyed by its full name, bit-packed
+    on the CPU (:func:`unpack_mask`; an 8th of a byte per weight); none when `keep_masks` is False."""
     if base not in BASE_PRUNERS:
         raise ValueError(f"unknown base pruner {base!r}; choose one of {BASE_PRUNERS}")
     blocks = decoder_blocks(model)
     if len(block_sparsities) != len(blocks):
         raise ValueError(f"got {len(block_sparsities)} block sparsities for {len(blocks)} blocks")
-    masks: dict[str, torch.Tensor] = {}
+    masks: dict[str, dict[str, Any]] = {}
+    if keep_masks:
+        sizes = [
+            packed_size(lin.weight.numel()) for b in blocks for lin in find_linears(b).values()
+        ]
+        buffer = torch.empty(sum(sizes), dtype=torch.uint8)
+        offset = 0
     needs_data = base != "magnitude"
     inputs = capture_block_inputs(model, calibration_ids, batch_size) if needs_data else None
     started = time.perf_counter()
@@ -91,11 +129,17 @@ def prune_sequentially(
             if base == "wanda":
                 mask = prune_wanda(lin, stats[name].scaler_row, sparsity, nm, use_variant)
             elif base == "sparsegpt":
-                mask = prune_sparsegpt(lin, stats[name].hessian, sparsity, nm, blocksize, percdamp)
+                mask = prune_sparsegpt(
+                    lin, stats[name].hessian, sparsity, nm, blocksize, percdamp, mask_rule
+                )
             else:
                 mask = prune_magnitude(lin, sparsity, nm)
-            masks[f"block{index}.{name}"] = mask.cpu()
+            if keep_masks:
+                size = packed_size(mask.numel())
+                masks[f"block{index}.{name}"] = pack_mask(mask, buffer[offset : offset + size])
+                offset += size
         if needs_data:
+            del stats  # the Hessians (C_in^2 floats per linear) go before the next block's
             inputs = run_block(block, inputs)
     logger.info(
         "pruned %d blocks with %s in %.1f s", len(blocks), base, time.perf_counter() - started
