@@ -1,0 +1,129 @@
+"""The class-conditional DDPM: schedules (the spec's pitfall), label dropout, loss, denoisers, backends."""
+
+import numpy as np
+import pytest
+import torch
+
+from paper_pipelines.pipelines.deliberate_practice import generator as gen
+
+
+def test_linear_schedule_at_T200_leaves_signal_cosine_does_not():
+    """The pitfall the spec met: linear betas to 0.02 with T = 200 keep abar_T near 0.13."""
+    linear = gen.train_scheduler(200, "linear").alphas_cumprod
+    cosine = gen.train_scheduler(200, "squaredcos_cap_v2").alphas_cumprod
+    assert 0.12 < float(linear[-1]) < 0.14
+    assert float(cosine[-1]) < 1e-6
+    assert float(cosine[0]) > 0.999
+
+
+def test_ddim_scheduler_shares_the_alphas_and_clamps_x0():
+    train = gen.train_scheduler(200, "squaredcos_cap_v2")
+    ddim = gen.ddim_scheduler(train.config)
+    assert torch.allclose(ddim.alphas_cumprod, train.alphas_cumprod)
+    assert ddim.config.clip_sample is True
+
+
+def test_drop_labels_replaces_with_the_null_label_at_rate_p():
+    g = torch.Generator().manual_seed(0)
+    labels = torch.arange(10).repeat(200)
+    assert torch.equal(gen.drop_labels(labels, 0.0, 10, g), labels)
+    assert (gen.drop_labels(labels, 1.0, 10, g) == 10).all()
+    dropped = gen.drop_labels(labels, 0.25, 10, g)
+    kept = dropped != 10
+    assert torch.equal(dropped[kept], labels[kept])
+    assert 0.2 < float((~kept).float().mean()) < 0.3
+
+
+class Oracle(torch.nn.Module):
+    """Knows x0 and the schedule, so it recovers the noise exactly from x_t and t."""
+
+    def __init__(self, x0, alphas):
+        super().__init__()
+        self.x0, self.alphas = x0, alphas
+
+    def forward(self, x_t, t, labels):
+        abar = self.alphas[t].view(-1, 1, 1, 1)
+        return (x_t - abar.sqrt() * self.x0) / (1 - abar).sqrt()
+
+
+def test_ddpm_loss_is_zero_for_the_true_noise_and_one_for_zero():
+    scheduler = gen.train_scheduler(100, "squaredcos_cap_v2")
+    x0 = torch.rand(64, 1, 2, 2) * 2 - 1
+    g = torch.Generator().manual_seed(1)
+    labels = torch.zeros(64, dtype=torch.long)
+    loss = gen.ddpm_loss(Oracle(x0, scheduler.alphas_cumprod), scheduler, x0, labels, g)
+    assert float(loss) < 1e-6
+    zero = lambda x, t, c: torch.zeros_like(x)  # noqa: E731
+    loss = gen.ddpm_loss(zero, scheduler, torch.zeros(4000, 1, 2, 2), labels.repeat(63)[:4000], g)
+    assert float(loss) == pytest.approx(1.0, abs=0.03)
+
+
+def test_residual_mlp_denoiser_shapes_null_label_and_scalar_timestep():
+    torch.manual_seed(0)
+    net = gen.ResidualMLPDenoiser((1, 4, 4), num_classes=3, width=16, blocks=2)
+    assert net.label.num_embeddings == 4  # 3 classes + the null label
+    x = torch.randn(5, 1, 4, 4)
+    labels = torch.tensor([0, 1, 2, 3, 0])
+    out = net(x, torch.full((5,), 7), labels)
+    assert out.shape == x.shape
+    assert torch.allclose(net(x, torch.tensor(7), labels), out)
+    # the timestep and the label both change the output
+    assert not torch.allclose(net(x, torch.full((5,), 70), labels), out)
+    assert not torch.allclose(net(x, torch.full((5,), 7), torch.full((5,), 3)), out)
+    assert len(net.blocks) == 2
+
+
+def test_residual_block_is_a_skip_plus_a_conditioned_update():
+    torch.manual_seed(0)
+    block = gen.ResidualBlock(4)
+    torch.nn.init.zeros_(block.fc2.weight)
+    torch.nn.init.zeros_(block.fc2.bias)
+    h = torch.randn(3, 4)
+    assert torch.equal(block(h, torch.randn(3, 4)), h)
+
+
+def test_timestep_embedding_is_sinusoidal():
+    emb = gen.timestep_embedding(torch.tensor([0, 5]), 8)
+    assert emb.shape == (2, 8)
+    # t = 0: cos(0) = 1 in the first half (flip_sin_to_cos), sin(0) = 0 in the second
+    assert torch.allclose(emb[0], torch.tensor([1.0] * 4 + [0.0] * 4))
+    assert emb[1, 0].item() == pytest.approx(np.cos(5.0), abs=1e-6)
+
+
+def test_train_ddpm_lowers_the_loss_on_a_tiny_set():
+    torch.manual_seed(0)
+    x = np.tile(
+        np.array([[[[1.0, -1.0], [-1.0, 1.0]]], [[[-1.0, 1.0], [1.0, -1.0]]]], np.float32),
+        (8, 1, 1, 1),
+    )
+    y = np.tile(np.array([0, 1]), 8)
+    net = gen.ResidualMLPDenoiser((1, 2, 2), num_classes=2, width=32, blocks=1)
+    scheduler = gen.train_scheduler(50, "squaredcos_cap_v2")
+    losses = gen.train_ddpm(
+        net, scheduler, x, y, steps=150, batch=16, lr=3e-3, label_dropout=0.1, seed=0
+    )
+    assert len(losses) == 150
+    assert np.mean(losses[-20:]) < 0.6 * np.mean(losses[:20])
+    assert not net.training
+
+
+def test_make_denoiser_backends():
+    mlp = gen.make_denoiser("mlp", (1, 8, 8), 10, 16, 1, [8, 16])
+    assert isinstance(mlp, gen.ResidualMLPDenoiser)
+    unet = gen.make_denoiser("unet2d", (1, 8, 8), 10, 16, 1, [8, 16])
+    out = unet(torch.randn(2, 1, 8, 8), torch.tensor([3, 4]), torch.tensor([0, 10]))
+    assert out.shape == (2, 1, 8, 8)
+    assert unet.unet.class_embedding.num_embeddings == 11
+    with pytest.raises(ValueError, match="backend"):
+        gen.make_denoiser("pretrained", (1, 8, 8), 10, 16, 1, [8])
+
+
+def test_pixel_generator_conditions_on_labels_with_a_null_label():
+    net = gen.ResidualMLPDenoiser((1, 2, 2), num_classes=3, width=8, blocks=1)
+    pixel = gen.PixelGenerator(net, gen.train_scheduler(10, "squaredcos_cap_v2").config)
+    cond = pixel.condition(np.array([0, 2]))
+    assert cond.dtype == torch.long and torch.equal(pixel.null(cond), torch.tensor([3, 3]))
+    assert pixel.shape == (1, 2, 2) and pixel.num_classes == 3
+    x = torch.randn(2, 1, 2, 2)
+    assert torch.equal(pixel.decode(x), x)
+    assert not any(p.requires_grad for p in net.parameters())
