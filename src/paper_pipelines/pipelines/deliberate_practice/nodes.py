@@ -191,7 +191,8 @@ def run_static(
     )
     size = max(max(static.sizes), prune.pool)
     pools = {f"rep{r}": study.unguided_pool(ctx, size, r) for r in range(evaluation.replicates)}
-    return study.static_runs(ctx, pools, static.sizes, evaluation.replicates), pools
+    curves = study.static_runs(ctx, pools, static.sizes, evaluation.replicates, static.budget(loop))
+    return curves, pools
 
 
 def run_deliberate_practice(
@@ -233,7 +234,9 @@ def run_static_equal_n(
     ctx = _context(
         generator, real_splits, ood_test, sampler, guidance, learner, loop, seed, runtime
     )
-    return study.equal_n_static_runs(ctx, static_pools, dp_curves, guidance.omega, static.sizes)
+    return study.equal_n_static_runs(
+        ctx, static_pools, dp_curves, guidance.omega, static.sizes, static.budget(loop)
+    )
 
 
 def run_generate_then_prune(

@@ -140,7 +140,12 @@ class LoopParams(ParamsModel):
 
 
 class StaticParams(ParamsModel):
+    # iteration budget of each static run; null = loop.max_iters, the budget DP gets
+    iters: int | None = Field(None, ge=1)
     sizes: list[int] = Field([200, 500, 1000, 2000, 4000], min_length=1)
+
+    def budget(self, loop: LoopParams) -> int:
+        return self.iters or loop.max_iters
 
     @model_validator(mode="after")
     def _sizes_positive(self) -> StaticParams:

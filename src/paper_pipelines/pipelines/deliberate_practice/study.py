@@ -107,14 +107,16 @@ def unguided_pool(ctx: Context, n: int, replicate: int) -> dict[str, np.ndarray]
     return {"x": x, "y": labels}
 
 
-def static_runs(ctx: Context, pools: dict, sizes: list[int], replicates: int) -> pd.DataFrame:
+def static_runs(
+    ctx: Context, pools: dict, sizes: list[int], replicates: int, iters: int
+) -> pd.DataFrame:
     rows = []
     grid = [(r, n) for r in range(replicates) for n in sizes]
     for r, n in progress(grid, "static synthetic sets", logger=logger):
         x, y = baselines.static_subset(pools[f"rep{r}"]["x"], pools[f"rep{r}"]["y"], n)
         trainer = ctx.trainer(r, f"static{n}")
         records = baselines.train_and_evaluate(
-            trainer, x, y, ctx.loop.max_iters, ctx.loop.eval_every, ctx.evaluate
+            trainer, x, y, iters, ctx.loop.eval_every, ctx.evaluate
         )
         rows += [
             {"strategy": "static", "n": n, "replicate": r, "omega": 0.0, **rec} for rec in records
@@ -159,7 +161,7 @@ def dp_runs(ctx: Context, omegas: list[float], replicates: int) -> tuple[pd.Data
 
 
 def equal_n_static_runs(
-    ctx: Context, pools: dict, dp_curves: pd.DataFrame, omega: float, sizes: list[int]
+    ctx: Context, pools: dict, dp_curves: pd.DataFrame, omega: float, sizes: list[int], iters: int
 ) -> pd.DataFrame:
     """Static sets of each replicate's final DP pool size (at the default omega) not already run."""
     final = dp_curves[dp_curves.omega == omega].groupby("replicate").pool_size.last()
@@ -170,7 +172,7 @@ def equal_n_static_runs(
         x, y = baselines.static_subset(pools[f"rep{r}"]["x"], pools[f"rep{r}"]["y"], int(n))
         trainer = ctx.trainer(int(r), f"static{int(n)}")
         records = baselines.train_and_evaluate(
-            trainer, x, y, ctx.loop.max_iters, ctx.loop.eval_every, ctx.evaluate
+            trainer, x, y, iters, ctx.loop.eval_every, ctx.evaluate
         )
         rows += [
             {"strategy": "static", "n": int(n), "replicate": int(r), "omega": 0.0, **rec}
