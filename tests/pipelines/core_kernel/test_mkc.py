@@ -6,11 +6,13 @@ from scipy.optimize import minimize
 
 from paper_pipelines.pipelines.core_kernel.kernels import KernelSpec, build_base_kernels
 from paper_pipelines.pipelines.core_kernel.mkc import (
+    base_partitions,
     combine_kernels,
     late_fusion,
     mkkm,
     mkkm_weight_update,
     reduced_descent_direction,
+    run_mkc,
     simple_mkkm,
 )
 
@@ -29,7 +31,9 @@ def test_mkkm_weight_update_is_inverse_residual_normalised():
     # Hand check: H = e1, K_1 = diag(2, 1), K_2 = diag(4, 3) -> a = [1, 3] -> gamma = [3/4, 1/4].
     h = np.array([[1.0], [0.0]])
     kernels = np.stack([np.diag([2.0, 1.0]), np.diag([4.0, 3.0])])
-    np.testing.assert_allclose(mkkm_weight_update(h, kernels), [0.75, 0.25])
+    np.testing.assert_allclose(mkkm_weight_update(h, kernels, traces=[3.0, 7.0]), [0.75, 0.25])
+    # The traces are the full kernels' (a core's are smaller): tr = (6, 7) -> a = [4, 3] -> [3/7, 4/7].
+    np.testing.assert_allclose(mkkm_weight_update(h, kernels, [6.0, 7.0]), [3 / 7, 4 / 7])
 
 
 def test_mkkm_matches_plain_reference(toy_kernels):
@@ -110,3 +114,30 @@ def test_late_fusion_beta_has_unit_norm(toy_kernels, variant):
 def test_late_fusion_identical_kernels_get_equal_beta(toy_kernels):
     same = np.stack([toy_kernels[1]] * 3)
     np.testing.assert_allclose(late_fusion(same, 3).weights, np.ones(3) / np.sqrt(3), atol=1e-10)
+
+
+@pytest.mark.parametrize("variant", ["continuous", "discrete"])
+def test_late_fusion_weights_follow_the_optimal_rotations(toy_kernels, variant):
+    """At convergence W_p = argmax_W tr(H*^T H_p W) (updateWPOPLFMVC.m), so beta_p ~ ||H_p^T H*||_*.
+
+    max over orthogonal W of tr(H*^T H_p W) is the nuclear norm of H_p^T H* (von Neumann), checkable
+    by hand; weights computed with stale rotations (the W_p update skipped) are not proportional to it.
+    """
+    result = late_fusion(toy_kernels, 3, variant=variant, tol=1e-10, max_iter=200)
+    partitions = base_partitions(toy_kernels, 3)
+    nuclear = np.array([np.linalg.norm(hp.T @ result.embedding, ord="nuc") for hp in partitions])
+    np.testing.assert_allclose(result.weights, nuclear / np.linalg.norm(nuclear), atol=1e-6)
+
+
+def test_discrete_late_fusion_consensus_is_one_hot_times_orthogonal(toy_kernels):
+    """The official consensus Y C: each row is a row of an orthogonal k x k matrix C."""
+    result = run_mkc("latefusion_discrete", toy_kernels, 3, {})
+    h = result.embedding
+    np.testing.assert_allclose(np.linalg.norm(h, axis=1), 1.0, atol=1e-12)
+    assert len(np.unique(np.round(h, 10), axis=0)) <= 3  # at most k distinct rows (the rows of C)
+    gram = np.unique(np.round(h, 10), axis=0)
+    np.testing.assert_allclose(gram @ gram.T, np.eye(len(gram)), atol=1e-10)
+    # Same as asking late_fusion for the discrete variant.
+    np.testing.assert_allclose(
+        result.weights, late_fusion(toy_kernels, 3, variant="discrete").weights, atol=0
+    )

@@ -98,6 +98,23 @@ def test_core_weights_table_holds_every_construction_size_and_draw(fast_run):
     projection = table[(table.algorithm == "simplemkkm") & (table.method == "projection")]
     assert sorted(projection.s) == [20, 40]  # conf/fast/parameters/core_kernel.yml
     assert set(table.method) == {"projection", "uniform", "leverage"}
+    # The official discrete late fusion is reported beside the continuous one, on every construction.
+    discrete = table[table.algorithm == "latefusion_discrete"]
+    assert set(discrete.method) == {"projection", "uniform", "leverage"}
+    assert (discrete.rel_error >= 0).all()
+
+
+def test_discrete_late_fusion_is_reported_beside_the_continuous_one(fast_run, metrics):
+    for key in (
+        "weight_rel_error_latefusion_discrete",
+        "uniform_weight_rel_error_latefusion_discrete",
+    ):
+        assert math.isfinite(metrics[key]), key
+    path = fast_run / "data/fast/08_reporting" / SLUG / "results.parquet"
+    results = pd.read_parquet(path / versions_of(path)[-1] / "results.parquet").set_index("method")
+    assert results.loc["projection", "weight_rel_error_latefusion_discrete"] == pytest.approx(
+        metrics["weight_rel_error_latefusion_discrete"]
+    )
 
 
 def test_claims_table_names_every_spec_check(fast_run):

@@ -30,7 +30,10 @@ def run_full(kernels: np.ndarray, k: int, mkc: MKCParams, seed: int) -> dict[str
     out = {}
     for algorithm in progress(mkc.algorithms, desc="full MKC", logger=logger):
         start = time.perf_counter()
-        result = run_mkc(algorithm, kernels, k, mkc.settings(algorithm, settings_seed))
+        # These are the full kernels, so their own traces are MKKM's tr(K_p) even when
+        # core_kernel.kernels.normalize is false (mkc.mkkm refuses a bare unnormalised stack).
+        traces = np.einsum("pii->p", kernels) if algorithm == "mkkm" else None
+        result = run_mkc(algorithm, kernels, k, mkc.settings(algorithm, settings_seed), traces)
         seconds = time.perf_counter() - start
         logger.info(
             "full %s: %d iterations, %.1f s, weights %s",

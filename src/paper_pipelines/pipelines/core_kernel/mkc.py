@@ -21,9 +21,13 @@ from scipy.linalg import eigh
 from scipy.sparse.linalg import eigsh
 from sklearn.cluster import KMeans
 
+from .core import CoreKernels
+
 logger = logging.getLogger(__name__)
 
-ALGORITHMS = ("mkkm", "simplemkkm", "latefusion")
+# ``latefusion_discrete`` is the official one-pass late fusion (discrete Y, C) reported beside
+# ``latefusion``, whose variant comes from the settings (continuous by default).
+ALGORITHMS = ("mkkm", "simplemkkm", "latefusion", "latefusion_discrete")
 
 
 @dataclass
@@ -90,15 +94,14 @@ def kernel_kmeans_relaxed(
 
 
 def mkkm_weight_update(
-    embedding: np.ndarray, kernels: np.ndarray, traces: np.ndarray | None = None
+    embedding: np.ndarray, kernels: np.ndarray, traces: np.ndarray
 ) -> np.ndarray:
     """``updateabsentkernelweightsV3.m``: a_p = tr(K_p) - tr(H^T K_p H), gamma = (1/a) / sum(1/a).
 
-    ``traces`` replaces tr(K_p) (the projection core kernel keeps the exact full-kernel traces).
+    ``traces`` are the tr(K_p) of the FULL kernels, passed explicitly: on a projection core they are
+    not the traces of the s x s kernels given here (see :func:`mkkm`).
     """
-    if traces is None:
-        traces = np.einsum("pii->p", kernels)
-    a = traces - quadratic_traces(kernels, embedding)
+    a = np.asarray(traces, float) - quadratic_traces(kernels, embedding)
     if np.any(a <= 0):
         raise ValueError(f"MKKM residuals tr(K_p) - tr(H^T K_p H) must be positive, got {a}")
     gamma = (1.0 / a) / np.sum(1.0 / a)
@@ -106,18 +109,66 @@ def mkkm_weight_update(
     return gamma / gamma.sum()
 
 
+def _unit_diagonal(kernels: np.ndarray) -> bool:
+    """Every kernel has K_ii = 1 (knorm), to float32 precision."""
+    diag = np.einsum("pii->pi", kernels)
+    return bool(np.allclose(diag, 1.0, rtol=0.0, atol=1e-4))
+
+
+def mkkm_traces(kernels: np.ndarray | CoreKernels, traces: np.ndarray | None) -> np.ndarray:
+    """The tr(K_p) MKKM must use, decided so that no call can silently use the wrong ones.
+
+    A :class:`CoreKernels` brings its own: the exact full traces for the projection core (its s x s
+    kernels have tr(U^T K_p U) < tr(K_p), a 45 % weight error on digits at s = 80 when used), and the
+    sampled core's own traces for uniform / leverage (unbiased for tr(K_p)). A bare stack without
+    ``traces`` must be normalised (unit diagonal, so tr(K_p) = n): anything else is either a core
+    passed without its traces or an unnormalised kernel, and is refused.
+    """
+    if isinstance(kernels, CoreKernels):
+        if traces is not None:
+            raise ValueError(
+                "pass either a CoreKernels (it carries its traces) or traces, not both"
+            )
+        stack = kernels.kernels
+        return np.einsum("pii->p", stack) if kernels.traces is None else kernels.traces
+    if traces is not None:
+        traces = np.asarray(traces, float)
+        if traces.shape != (kernels.shape[0],):
+            raise ValueError(
+                f"MKKM traces must hold one tr(K_p) per kernel, shape ({kernels.shape[0]},), "
+                f"got {traces.shape}"
+            )
+        return traces
+    if not _unit_diagonal(kernels):
+        diag = np.einsum("pii->pi", kernels)
+        raise ValueError(
+            f"MKKM on kernels whose diagonal is not 1 (K_ii in [{diag.min():.4g}, {diag.max():.4g}]) "
+            "without traces: for a core kernel pass the CoreKernels object itself "
+            "(run_mkc(algorithm, core, k, settings)), which carries the exact full traces; for full "
+            "kernels normalise them first (kernels.knorm; core_kernel.kernels.normalize: true) or "
+            "pass traces=np.einsum('pii->p', kernels) on purpose"
+        )
+    return np.einsum("pii->p", kernels).astype(float)
+
+
 def mkkm(
-    kernels: np.ndarray,
+    kernels: np.ndarray | CoreKernels,
     k: int,
     tol: float = 1e-4,
     max_iter: int = 50,
     traces: np.ndarray | None = None,
     dense_max_n: int = 200,
 ) -> MKCResult:
-    """``mkkmeans_train.m``: alternate H <- top-k eigvecs of K_gamma and the closed-form gamma update."""
+    """``mkkmeans_train.m``: alternate H <- top-k eigvecs of K_gamma and the closed-form gamma update.
+
+    ``kernels``: a normalised (m, n, n) stack, or a :class:`CoreKernels` (its traces are used).
+    ``traces`` overrides tr(K_p) for a bare stack; see :func:`mkkm_traces` for what is refused.
+    """
+    full_traces = mkkm_traces(kernels, traces)
+    if isinstance(kernels, CoreKernels):
+        kernels = kernels.kernels
     m = kernels.shape[0]
     gamma = np.full(m, 1.0 / m)
-    full_traces = np.einsum("pii->p", kernels) if traces is None else np.asarray(traces, float)
     objective: list[float] = []
     it = 0
     while True:
@@ -375,16 +426,22 @@ def late_fusion(
 
 def run_mkc(
     algorithm: str,
-    kernels: np.ndarray,
+    kernels: np.ndarray | CoreKernels,
     k: int,
     settings: dict,
     traces: np.ndarray | None = None,
 ) -> MKCResult:
-    """Dispatch by name with a settings dict (the ``mkc.<algorithm>`` parameter block)."""
+    """Dispatch by name with a settings dict (the ``mkc.<algorithm>`` parameter block).
+
+    ``kernels`` is a full stack or a :class:`CoreKernels`; MKKM takes a core's traces from it.
+    """
+    if algorithm not in ALGORITHMS:
+        raise ValueError(f"unknown MKC algorithm {algorithm!r}; allowed: {', '.join(ALGORITHMS)}")
     if algorithm == "mkkm":
         return mkkm(kernels, k, traces=traces, **settings)
+    stack = kernels.kernels if isinstance(kernels, CoreKernels) else kernels
     if algorithm == "simplemkkm":
-        return simple_mkkm(kernels, k, **settings)
-    if algorithm == "latefusion":
-        return late_fusion(kernels, k, **settings)
-    raise ValueError(f"unknown MKC algorithm {algorithm!r}; allowed: {', '.join(ALGORITHMS)}")
+        return simple_mkkm(stack, k, **settings)
+    if algorithm == "latefusion_discrete":
+        settings = {**settings, "variant": "discrete"}
+    return late_fusion(stack, k, **settings)

@@ -26,7 +26,9 @@ __all__ = [
     "check_across_blocks",
 ]
 
-ALGORITHM = Literal["mkkm", "simplemkkm", "latefusion"]
+# latefusion_discrete: the official discrete one-pass late fusion with the mkc.latefusion settings,
+# reported beside latefusion (whose variant is mkc.latefusion.variant).
+ALGORITHM = Literal["mkkm", "simplemkkm", "latefusion", "latefusion_discrete"]
 # Points in scikit-learn's shipped tables, so the size rule also holds for data.n = null (all points).
 TABLE_SIZES = {"digits": 1797, "wine": 178, "breast_cancer": 569, "iris": 150}
 
@@ -84,8 +86,11 @@ class MKCParams(ParamsModel):
 
     def settings(self, algorithm: str, seed: int = 0) -> dict:
         """Keyword arguments of ``mkc.run_mkc`` for one algorithm."""
-        block = getattr(self, algorithm).model_dump()
-        if algorithm == "latefusion":
+        discrete = algorithm == "latefusion_discrete"
+        block = (self.latefusion if discrete else getattr(self, algorithm)).model_dump()
+        if discrete:
+            block["variant"] = "discrete"
+        if algorithm in ("latefusion", "latefusion_discrete"):
             block["seed"] = seed
         block["dense_max_n"] = self.dense_max_n
         return block

@@ -31,10 +31,9 @@ logger = logging.getLogger(__name__)
 
 
 def run_on_core(algorithm: str, core, k: int, mkc: MKCParams, seed: int) -> MKCResult:
-    """One MKC algorithm on a core kernel set (MKKM gets the exact traces for the projection core)."""
-    traces = core.traces if algorithm == "mkkm" else None
+    """One MKC algorithm on a core kernel set (the CoreKernels carries MKKM's exact traces)."""
     settings = mkc.settings(algorithm, substream_seed(seed, "mkc"))
-    return run_mkc(algorithm, core.kernels, k, settings, traces=traces)
+    return run_mkc(algorithm, core, k, settings)
 
 
 def core_weight_sweep(
