@@ -78,6 +78,21 @@ CLAIMS: tuple[Claim, ...] = (
         gates=False,
     ),
     Claim(
+        id="generator_recognisable",
+        statement="The generator's unguided samples are recognisable: the real-data reference "
+        "classifier gives >= 90 % of 1000 of them their conditioning label.",
+        condition="generator_reference_accuracy >= 0.9",
+        source="spec small-scale plan (feasibility run: 100 % recognisable with the cosine schedule)",
+        gates=False,
+    ),
+    Claim(
+        id="guided_sampling_cost",
+        statement="Entropy-guided sampling costs at most 3x unguided sampling per sample.",
+        condition="guided_over_unguided_seconds <= 3",
+        source="spec runtime estimate (guided about 3x unguided)",
+        gates=False,
+    ),
+    Claim(
         id="imagenet100_ratios",
         statement="Against the best static set, DP needs >= 3.4x fewer samples and >= 6x fewer "
         "iterations (ImageNet-100 in the paper).",
