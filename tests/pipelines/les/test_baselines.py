@@ -79,6 +79,9 @@ def test_validity_auroc():
     # a NaN score (singular G) ranks lowest
     assert metrics.validity_auroc(valid, np.array([4.0, 3.0, np.nan, 1.0])) == 1.0
     assert metrics.validity_auroc(valid, np.array([np.nan, 3.0, 2.0, 1.0])) == 0.5
+    # below every finite score, also when they are all negative
+    assert metrics.validity_auroc(valid, np.array([-1.0, -2.0, np.nan, -4.0])) == 1.0
+    assert metrics.validity_auroc(valid, np.full(4, np.nan)) == 0.5
     assert math.isnan(metrics.validity_auroc(np.array([True, True]), np.array([1.0, 2.0])))
     assert math.isnan(metrics.validity_auroc(np.array([False, False]), np.array([1.0, 2.0])))
 
@@ -99,6 +102,13 @@ def test_run_summary_counts_invalid_and_uniques_valid():
     )
     summary = metrics.run_summary(candidates, worst=-7.0)
     assert summary == {"valid_frac": 0.8, "n_unique_valid": 3.0, "best": -1.0, "top10": -2.0}
+    # duplicates are by expression, whatever the other columns say
+    rounds = candidates.assign(round=[0, 1, 2, 3, 4])
+    assert metrics.run_summary(rounds, worst=-7.0)["n_unique_valid"] == 3.0
+    many = pd.DataFrame(
+        {"expression": [f"e{i}" for i in range(12)], "valid": True, "objective": np.arange(12.0)}
+    )
+    assert metrics.run_summary(many, -7.0)["top10"] == np.arange(2.0, 12.0).mean()
     none_valid = candidates.assign(valid=False)
     assert metrics.run_summary(none_valid, -7.0)["best"] == -7.0
     assert metrics.run_summary(none_valid, -7.0)["top10"] == -7.0

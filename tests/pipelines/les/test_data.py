@@ -24,7 +24,12 @@ def test_a_users_table_is_checked_and_deduplicated():
         data.from_catalog(pd.DataFrame({"smiles": ["C"]}))
     with pytest.raises(ValueError, match="character 'q'"):
         data.from_catalog(pd.DataFrame({"expression": ["x+q"]}))
-    with pytest.raises(ValueError, match=r"1 input expressions are not derived.*'x\+'"):
+    with pytest.raises(ValueError, match="an 'expression' column"):
+        data.from_catalog([1, 2])
+    with pytest.raises(
+        ValueError,
+        match=r"1 input expressions are not derived.*'x\+'; les\.expressions_input must hold valid expressions",
+    ):
         data.expressions_table(["x", "x+"])
 
 
@@ -36,6 +41,9 @@ def test_split_partitions_rows_and_keeps_objectives_aligned():
     assert len(splits["test_index"]) == 2 and len(splits["train_index"]) == 8
     assert sorted([*splits["train_index"], *splits["test_index"]]) == list(range(10))
     assert splits["train_tokens"].shape == (8, 19)
+    tokens = data.tokenize(list(table["expression"]))
+    assert np.array_equal(splits["test_tokens"], tokens[splits["test_index"]])
+    assert np.array_equal(splits["train_tokens"], tokens[splits["train_index"]])
     expected = table["objective"].to_numpy()[splits["train_index"]]
     assert np.array_equal(splits["train_objective"], expected)
     assert np.array_equal(

@@ -102,3 +102,130 @@ def test_surrogate_reuses_the_first_fit():
     fitted = [v for k, v in hyper.items() if k.endswith("raw_lengthscale")][0]
     assert torch.allclose(model.covar_module.raw_lengthscale, fitted)
     assert lengthscale.shape[-1] == 1 and not model.training
+
+
+def test_censoring_freezes_points_above_the_threshold():
+    decoder = Linear()
+    rng = np.random.default_rng(0)
+    z_init, y_init = rng.normal(size=(12, 2)), rng.normal(size=12)
+    common = dict(n_rounds=1, n_batch=3, ga_steps=2, lr=5.0, alpha=0.5, fd_eps=1e-4,
+                  jacobian="fd", gp_iterations=3)  # fmt: skip
+    frozen, _ = lso.optimise(decoder, decoder, z_init, y_init, "none", np.random.default_rng(1),
+                             censor=(decoder, -1.0, 2), **common)  # fmt: skip
+    # every step censored: the candidates are the start points' decodings
+    start = torch.as_tensor(z_init)[np.random.default_rng(1).choice(12, size=3, replace=False)]
+    from paper_pipelines.pipelines.les.grammar import detokenize
+    from paper_pipelines.pipelines.les.vae import decode_argmax
+
+    assert list(frozen["expression"]) == [detokenize(r) for r in decode_argmax(decoder, start)]
+    free, _ = lso.optimise(decoder, decoder, z_init, y_init, "none", np.random.default_rng(1),
+                           censor=(decoder, 0.0, 2), **common)  # fmt: skip
+    plain, _ = lso.optimise(
+        decoder, decoder, z_init, y_init, "none", np.random.default_rng(1), **common
+    )
+    # a deterministic decoder has zero uncertainty: a threshold of 0 censors nothing
+    assert list(free["expression"]) == list(plain["expression"])
+    assert list(free["expression"]) != list(frozen["expression"])
+
+
+class Constant(nn.Module):
+    """A decoder that ignores z: G = 0 everywhere (singular)."""
+
+    latent_dim, length = 2, 19
+
+    def __init__(self):
+        super().__init__()
+        self.scale = nn.Parameter(torch.zeros(1, dtype=torch.float64))
+
+    def forward(self, z):
+        return torch.zeros(z.shape[0], 19, 15, dtype=torch.float64) + 0 * z.sum()
+
+
+def test_singular_start_points_are_counted_not_fatal():
+    decoder = Constant()
+    start = torch.zeros(3, 2, dtype=torch.float64)
+    penalty, singular = lso.make_penalty("les", decoder, start, 1e-4, "fd")
+    assert singular == 3 and torch.isnan(penalty(start)).all()
+    assert lso.make_penalty("likelihood", decoder, start, 1e-4, "fd")[1] == 0
+    assert lso.make_penalty("prior", decoder, start, 1e-4, "fd")[1] == 0
+    rng = np.random.default_rng(0)
+    table, total = lso.optimise(
+        decoder, decoder, rng.normal(size=(8, 2)), rng.normal(size=8), "les",
+        np.random.default_rng(1), n_rounds=2, n_batch=2, ga_steps=1, lr=0.5, alpha=0.5,
+        fd_eps=1e-4, jacobian="fd", gp_iterations=2,
+    )  # fmt: skip
+    assert total == 4 and len(table) == 4
+
+
+def test_valid_candidates_feed_the_surrogate():
+    decoder = Linear()
+    rng = np.random.default_rng(0)
+    z_init, y_init = rng.normal(size=(10, 2)), rng.normal(size=10)
+    seen = []
+    original = lso.surrogate
+
+    def spy(x, y, hyper):
+        seen.append((len(x), y.dtype))
+        return original(x, y, hyper)
+
+    lso.surrogate = spy
+    try:
+        table, _ = lso.optimise(
+            decoder, decoder, z_init, y_init, "none", np.random.default_rng(1), n_rounds=2,
+            n_batch=4, ga_steps=1, lr=0.1, alpha=0.5, fd_eps=1e-4, jacobian="fd", gp_iterations=2,
+        )  # fmt: skip
+    finally:
+        lso.surrogate = original
+    first_round_valid = int(table[table["round"] == 0]["valid"].sum())
+    assert seen == [(10, torch.float64), (10 + first_round_valid, torch.float64)]
+    assert list(table["round"]) == [0] * 4 + [1] * 4
+    assert list(table["candidate"]) == [0, 1, 2, 3] * 2
+
+
+def test_bounded_lbfgs_run_stays_in_the_box_and_counts_candidates():
+    decoder = Linear()
+    rng = np.random.default_rng(0)
+    z_init, y_init = rng.normal(size=(10, 2)), rng.normal(size=10)
+    seen = []
+    original = lso.surrogate
+
+    def spy(x, y, hyper):
+        seen.append(x.clone())
+        return original(x, y, hyper)
+
+    lso.surrogate = spy
+    try:
+        table = lso.optimise_bounded_lbfgs(decoder, z_init, y_init, n_rounds=2, n_batch=2,
+                                           z_bound=0.25, gp_iterations=2, seed=0)  # fmt: skip
+    finally:
+        lso.surrogate = original
+    assert list(table.columns) == [
+        "round",
+        "candidate",
+        "evaluation",
+        "expression",
+        "valid",
+        "objective",
+    ]
+    assert list(table["evaluation"]) == [1, 2, 3, 4] and list(table["round"]) == [0, 0, 1, 1]
+    assert list(table["candidate"]) == [0, 1, 0, 1]
+    assert table["objective"][~table["valid"]].isna().all()
+    assert table["objective"][table["valid"]].notna().all()
+    n_valid_first = int(table[table["round"] == 0]["valid"].sum())
+    assert len(seen) == 2 and len(seen[1]) == 10 + n_valid_first
+    new = seen[1][10:]
+    assert (new.abs() <= 0.25 + 1e-9).all()
+    from paper_pipelines.pipelines.les.grammar import detokenize
+    from paper_pipelines.pipelines.les.vae import decode_argmax
+
+    if n_valid_first:
+        assert detokenize(decode_argmax(decoder, new[:1])[0]) in set(table["expression"])
+
+
+def test_the_surrogate_fit_stops_at_max_iter():
+    x = torch.linspace(0, 1, 12, dtype=torch.float64)[:, None]
+    y = torch.sin(6 * x[:, 0])
+    short = lso.fit_surrogate(x, y, max_iter=1)
+    long = lso.fit_surrogate(x, y, max_iter=50)
+    key = next(k for k in long if k.endswith("raw_lengthscale"))
+    assert not torch.allclose(short[key], long[key])

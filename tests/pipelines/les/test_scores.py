@@ -194,3 +194,22 @@ def test_decoder_view_sets_mode_and_dtype_and_leaves_the_original():
     assert not torch.equal(view(z), view(z))  # dropout active: two passes differ
     still = scores.decoder_view(original, "eval", torch.float64)
     assert not still.training and torch.equal(still(z), still(z))
+
+
+def test_les_reads_the_width_from_the_batch_when_the_decoder_has_none():
+    class Bare(nn.Module):
+        def forward(self, z):
+            return torch.stack([z, -z], dim=-1)  # L = d positions, V = 2
+
+    z = torch.zeros(1, 2, dtype=torch.float64)
+    # per position: slope rows (1, -1) on its own axis: G = diag(1/2, 1/2)
+    assert scores.les(Bare(), z).values.item() == pytest.approx(math.log(2.0), abs=1e-6)
+
+
+def test_les_with_the_exact_method_uses_the_exact_slope():
+    decoder = Small().eval()
+    z = torch.tensor([[0.3, -0.1, 0.2]], dtype=torch.float64)
+    exact = scores.les(decoder, z, scores.local_slope(decoder, z, method="exact")).values
+    assert torch.allclose(scores.les(decoder, z, method="exact").values, exact, atol=1e-12, rtol=0)
+    fd = scores.les(decoder, z, fd_eps=1e-2).values
+    assert not torch.allclose(fd, exact, atol=1e-9, rtol=0)

@@ -28,6 +28,8 @@ def test_batched_decoder_equals_the_official_loop():
     decoder = vae.GRUDecoder(4, 15, 6, hidden=8, layers=3, dropout=0.2).eval()
     z = torch.randn(3, 4)
     assert torch.allclose(decoder(z), official_loop(decoder, z), atol=1e-6)
+    reference = official_loop(decoder, z).double()
+    assert torch.allclose(decoder.double()(z.double()), reference, atol=1e-5)
     with pytest.raises(ValueError, match=r"shape \(batch, 4\), got \(3, 5\)"):
         decoder(torch.randn(3, 5))
 
@@ -70,3 +72,16 @@ def test_training_lowers_the_loss_and_encodes_decodes():
     decoded = vae.decode_argmax(model.decoder, torch.as_tensor(mu), batch_size=2)
     assert decoded.shape == (5, 19) and decoded.max() < 15
     assert not model.training and not model.decoder.training
+
+
+def test_epoch_losses_are_batch_means():
+    torch.manual_seed(0)
+    model = vae.ExpressionVAE(latent_dim=3, hidden=8, layers=1, dropout=0.0)
+    tokens = np.random.default_rng(0).integers(0, 15, size=(40, 19))
+    curve = vae.train_vae(
+        model, tokens, tokens[:4], 1, 1e-3, 8, 1.0, torch.Generator().manual_seed(0)
+    )
+    # one epoch of 5 batches: a mean of per-sequence CE near 19 log 15, not a sum over batches
+    assert 0.8 * 19 * math.log(15) < curve.recon[0] < 1.2 * 19 * math.log(15)
+    assert 0 <= curve.kl[0] < 5
+    assert model.encoder.training is False
