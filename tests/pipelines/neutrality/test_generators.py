@@ -100,3 +100,29 @@ def test_lm_responses_table_names_the_model():
     assert list(frame["prompt_id"]) == ["p1", "p2"] and set(frame["generator"]) == {lm.name}
     named = generators.lm_responses(lm, sample[:1], LMParams(max_new_tokens=2, name="mine"), "cpu")
     assert list(named["generator"]) == ["mine"] and (named["generator_kind"] == "lm").all()
+
+
+class _Placed:
+    """A model spread over devices by a device_map: moving it is an error."""
+
+    hf_device_map = {"model.embed_tokens": 0, "model.layers.0": 1, "lm_head": "cpu"}
+
+    def to(self, device):
+        raise AssertionError("a device_map-placed model must not be moved")
+
+
+class _Plain:
+    def __init__(self):
+        self.moved_to = None
+
+    def to(self, device):
+        self.moved_to = device
+        return self
+
+
+def test_a_device_map_placed_model_is_used_as_loaded():
+    placed = _Placed()
+    assert generators.place_model(placed, "cuda") is placed
+    plain = _Plain()
+    assert generators.place_model(plain, "cpu") is plain
+    assert plain.moved_to == "cpu"

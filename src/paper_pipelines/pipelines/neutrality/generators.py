@@ -106,6 +106,24 @@ def generate_batched(
     return [r for r in results if r is not None]
 
 
+def place_model(model: Any, device: str) -> Any:
+    """Move the model to the run's device, unless it is already spread over devices.
+
+    A model loaded with a ``device_map`` (a 70B judge or generator sharded over GPUs, or offloaded to the
+    CPU) carries ``hf_device_map``; moving it would undo the placement or fail, so it is used as loaded
+    and every batch goes to the device of its first parameters (``generate_batched``).
+    """
+    placement = getattr(model, "hf_device_map", None)
+    if placement:
+        logger.info(
+            "model already placed by its device_map over %s; runtime.device=%s not applied",
+            sorted({str(d) for d in placement.values()}),
+            device,
+        )
+        return model
+    return model.to(device)
+
+
 RESPONSE_COLUMNS = [
     "prompt_id",
     "generator",
@@ -127,7 +145,7 @@ def lm_responses(
 ) -> pd.DataFrame:
     """Batched greedy responses of an instruct model to every sampled prompt (Sec. 5 generation)."""
     name = settings.name or lm.name
-    model = lm.model.to(device)
+    model = place_model(lm.model, device)
     tok = prepare_for_generation(lm.tokenizer)
     logger.info("generating %d responses with %s on %s", len(prompt_sample), name, device)
     outs = generate_batched(
@@ -152,7 +170,7 @@ def completer(
     lm: CausalLM, max_new_tokens: int, batch_size: int, device: str
 ) -> Callable[[list[str]], list[str]]:
     """Prompts -> replies of an instruct model (the LLM judge's ``complete``), chat template, greedy."""
-    model = lm.model.to(device)
+    model = place_model(lm.model, device)
     tok = prepare_for_generation(lm.tokenizer)
 
     def complete(texts: list[str]) -> list[str]:

@@ -44,18 +44,21 @@ CLAIMS: tuple[Claim, ...] = (
         "and rules_always_biased_bias_rate >= 0.9",
         source="spec check 3",
     ),
+    # Judge validity gates on answers the judges were not written with: the rules' phrase lists were
+    # written with the gold set in view (0.892 there, 0.677 held out), so a gold score is reported only.
     Claim(
         id="judge_valid",
-        statement="The offline judges agree with the authored gold labels (embed_lr 5-fold CV "
-        "macro-F1 >= 0.80, rules >= 0.70).",
-        condition="embed_lr_gold_macro_f1 >= 0.8 and rules_gold_macro_f1 >= 0.7",
-        source="spec check 4",
+        statement="The offline judges agree with the labels of held-out answers written after the "
+        "judges were frozen (embed_lr macro-F1 >= 0.80, rules >= 0.70).",
+        condition="embed_lr_holdout_macro_f1 >= 0.8 and rules_holdout_macro_f1 >= 0.7",
+        source="spec check 4, on our held-out set",
     ),
     Claim(
-        id="rules_judge_holds_out",
-        statement="The rules judge keeps macro-F1 >= 0.70 on the held-out answers written after it.",
-        condition="rules_holdout_macro_f1 >= 0.7",
-        source="our held-out set",
+        id="judge_fits_gold_in_sample",
+        statement="On the gold set the judges were built with (embed_lr: 5-fold CV; rules: in sample) "
+        "macro-F1 is >= 0.80 and >= 0.70; reported, never gated.",
+        condition="embed_lr_gold_macro_f1 >= 0.8 and rules_gold_macro_f1 >= 0.7",
+        source="spec check 4 as the spec states it (in sample)",
         gates=False,
     ),
     Claim(
