@@ -88,6 +88,9 @@ def test_timestep_embedding_is_sinusoidal():
     # t = 0: cos(0) = 1 in the first half (flip_sin_to_cos), sin(0) = 0 in the second
     assert torch.allclose(emb[0], torch.tensor([1.0] * 4 + [0.0] * 4))
     assert emb[1, 0].item() == pytest.approx(np.cos(5.0), abs=1e-6)
+    # frequencies 10000^(-k / 4): k = 1 gives 0.1, so cos(0.5) and sin(0.5)
+    assert emb[1, 1].item() == pytest.approx(np.cos(0.5), abs=1e-6)
+    assert emb[1, 5].item() == pytest.approx(np.sin(0.5), abs=1e-6)
 
 
 def test_train_ddpm_lowers_the_loss_on_a_tiny_set():

@@ -210,3 +210,22 @@ def test_guided_step_is_added_before_the_ddim_step():
     guided = guidance.sample(gen, labels, noise, steps=1, cfg_scale=1.0, learner=learner, omega=0.5)
     # one DDIM step to t=0 lands on x0_hat computed from the (moved) x_t and the old eps
     assert not torch.allclose(plain, guided)
+
+
+class Drift(PointMass):
+    """eps = 0 everywhere: x0_hat = x_t / sqrt(abar), so the path depends on eta and the noise."""
+
+    def eps(self, x, t, cond):
+        return torch.zeros_like(x)
+
+
+def test_eta_zero_is_the_default_and_eta_one_adds_noise():
+    gen = Drift(_point_mass().points, _point_mass().alphas)
+    noise = torch.full((2, 1, 2), 0.3)
+    labels = np.array([0, 1])
+    default = guidance.sample(gen, labels, noise, steps=4, cfg_scale=1.0)
+    ddim = guidance.sample(gen, labels, noise, steps=4, cfg_scale=1.0, eta=0.0)
+    assert torch.equal(default, ddim)
+    g = torch.Generator().manual_seed(0)
+    noisy = guidance.sample(gen, labels, noise, steps=4, cfg_scale=1.0, eta=1.0, step_generator=g)
+    assert not torch.allclose(noisy, ddim)
