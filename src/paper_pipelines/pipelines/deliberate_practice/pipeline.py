@@ -1,10 +1,13 @@
-"""deliberate_practice: ingest -> preprocess (reference, generator) -> train (DP, baselines) -> evaluate."""
+"""deliberate_practice: ingest -> preprocess (reference, generator) -> train (DP, baselines) -> evaluate.
+
+RUN, BLOCKS and TAIL are what every run of the learner reads: the generator, the real splits and the
+sampling / training blocks.
+"""
 
 from kedro.pipeline import Node, Pipeline
 
 from . import nodes
 
-# what every run of the learner reads: the generator, the real splits and the sampling / training blocks
 RUN = ["generator", "real_splits_arrays", "ood_test_arrays"]
 BLOCKS = ["params:sampler", "params:guidance", "params:learner", "params:loop"]
 TAIL = ["params:seed", "params:runtime"]
@@ -26,7 +29,7 @@ def create_pipeline(**kwargs) -> Pipeline:
                 "ood_test_arrays",
                 name="make_ood_test",
             ),
-            # preprocess: the reference classifier and the generator
+            # preprocess
             Node(
                 nodes.fit_reference_classifier,
                 "real_splits_arrays",
