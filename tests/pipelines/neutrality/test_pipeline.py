@@ -189,3 +189,19 @@ def test_claims_hold_where_the_fast_run_can_check_them(fast_runs):
     # no embed_lr judge and no LM in the fast env: those checks cannot hold here
     assert not holds["judge_valid"] and not holds["lm_end_to_end"]
     assert len(versions_of(project / FAST / "08_reporting/neutrality/claims.parquet")) == 2
+
+
+def test_every_judge_is_scored_on_the_smollm2_held_out_set(fast_runs):
+    """judge_validation.json carries each judge's macro-F1 on the hand-labelled SmolLM2 answers."""
+    from paper_pipelines.pipelines.neutrality.judges import RulesJudge, macro_f1_report
+
+    project = fast_runs[0]
+    validation = latest_json(project / FAST / "07_model_output/neutrality/judge_validation.json")
+    smol = pd.read_csv(project / "data/authored/neutrality/judge_holdout_smollm2.csv")
+    direct = macro_f1_report(
+        smol["label"], [r["label"] for r in RulesJudge().annotate(smol["prompt"], smol["response"])]
+    )["macro_f1"]
+    assert validation["rules"]["holdout_lm_macro_f1"] == pytest.approx(direct)
+    assert validation["rules"]["holdout_lm"]["n"] == len(smol) >= 100
+    metrics = latest_json(project / FAST / "08_reporting/neutrality/metrics.json")
+    assert metrics["rules_holdout_lm_macro_f1"] == pytest.approx(direct)

@@ -490,8 +490,12 @@ def fit_and_validate(
     seed: int,
     encode: Encoder | None = None,
     llm: LLMJudge | None = None,
+    holdout_lm: pd.DataFrame | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Fit the trainable judge on the gold set; validate every judge (gold CV and held-out set).
+
+    ``holdout_lm`` (real model answers labelled by hand, none written with a judge in view) adds
+    ``holdout_lm_macro_f1`` and its report to every judge that runs, the LLM judge included.
 
     The rules were written with the gold set in view, so its held-out score is the honest one. ``encode``
     is needed for embed_lr; ``llm`` (when given) is scored on the gold set.
@@ -546,6 +550,20 @@ def fit_and_validate(
                 gold=g,
                 malformed=sum(r["n_malformed"] for r in recs),
             )
+    if holdout_lm is not None and len(holdout_lm):
+        for name in validation:
+            if name == "rules":
+                recs = RulesJudge().annotate(holdout_lm["prompt"], holdout_lm["response"])
+            elif name == "embed_lr":
+                x = judge_features(
+                    encode, holdout_lm["prompt"], holdout_lm["response"], judge.features
+                )
+                recs = fitted["embed_lr"].annotate_features(x)
+            else:
+                recs = llm.annotate(list(holdout_lm["prompt"]), list(holdout_lm["response"]))
+            rep = macro_f1_report(holdout_lm["label"], [r["label"] for r in recs])
+            validation[name]["holdout_lm"] = rep
+            validation[name]["holdout_lm_macro_f1"] = rep["macro_f1"]
     for name, v in validation.items():
         logger.info(
             "judge %s: gold macro-F1 %.3f, held-out macro-F1 %s",

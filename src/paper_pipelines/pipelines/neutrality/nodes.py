@@ -48,6 +48,7 @@ def ingest_seeds(
 def ingest_judge_sets(
     judge_gold: pd.DataFrame,
     judge_holdout: pd.DataFrame,
+    judge_holdout_lm: pd.DataFrame,
     judge_lm: CausalLM | None,
     judge: JudgeParams,
 ) -> dict[str, pd.DataFrame]:
@@ -62,6 +63,8 @@ def ingest_judge_sets(
     return {
         "gold": check_judge_set("gold", judge_gold),
         "holdout": check_judge_set("holdout", judge_holdout),
+        # real model answers no judge was built with, labelled by hand afterwards
+        "holdout_lm": check_judge_set("holdout_lm", judge_holdout_lm),
     }
 
 
@@ -151,6 +154,7 @@ def fit_judge(
         substream_seed(seed, "judge"),
         _encoder(judge, runtime, judge.types),
         llm,
+        holdout_lm=judge_sets.get("holdout_lm"),
     )
 
 

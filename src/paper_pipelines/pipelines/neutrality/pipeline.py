@@ -18,7 +18,7 @@ def create_pipeline(**kwargs) -> Pipeline:
             ),
             Node(
                 nodes.ingest_judge_sets,
-                ["judge_gold", "judge_holdout", "judge_lm", "params:judge"],
+                ["judge_gold", "judge_holdout", "judge_holdout_lm", "judge_lm", "params:judge"],
                 "judge_sets",
                 name="ingest_judge_sets",
             ),
