@@ -180,3 +180,36 @@ def test_causal_lm_dataset_refuses_a_folder_it_cannot_use(tmp_path):
     assert not dataset.exists()
     with pytest.raises(DatasetError, match="not a Hugging Face model folder"):
         dataset.load()
+
+
+def test_a_model_folder_loads_spread_by_a_device_map_and_is_left_where_accelerate_put_it(
+    tmp_path, monkeypatch
+):
+    import transformers
+    from kedro.io import DatasetError
+
+    from paper_pipelines.common.lm import load_causal_lm, tiny_random_lm
+    from paper_pipelines.datasets import CausalLMDataset
+
+    model, tok = tiny_random_lm()
+    model.save_pretrained(tmp_path)
+    tok.save_pretrained(tmp_path)
+    real = transformers.AutoModelForCausalLM.from_pretrained
+    seen = []
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs.get("device_map"))
+        loaded = real(*args, **kwargs)
+        if kwargs.get("device_map") is not None:  # a placed model must not be moved as a whole
+            loaded.to = lambda *a, **k: (_ for _ in ()).throw(AssertionError("moved"))
+        return loaded
+
+    monkeypatch.setattr(transformers.AutoModelForCausalLM, "from_pretrained", spy)
+    lm = CausalLMDataset(source="hf_folder", path=str(tmp_path), device_map="auto").load()
+    assert seen == ["auto"] and not lm.model.training
+    load_causal_lm("hf_folder", str(tmp_path))
+    assert seen == ["auto", None]  # no device_map: the loader's plain call, then .to(device)
+    with pytest.raises(ValueError, match="drop device_map and set device instead"):
+        load_causal_lm("tiny_random", device_map="auto")
+    with pytest.raises(DatasetError, match="device_map is only for source hf_folder"):
+        CausalLMDataset(source="smollm2_wheel", device_map="auto")

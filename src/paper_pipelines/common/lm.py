@@ -6,7 +6,9 @@
 - ``tiny_random``: a 2-layer random LLaMA on MiniLM's tokenizer, for smoke runs of code paths only.
 
 At paper scale the folder is a catalog entry (``paper_pipelines.datasets.CausalLMDataset`` in
-conf/paper/catalog/<slug>.yml), never a path read inside a node.
+conf/paper/catalog/<slug>.yml), never a path read inside a node. A model too large for one device is
+loaded with ``device_map`` (e.g. ``auto``: accelerate spreads its layers over the visible GPUs and the CPU);
+it is then left where accelerate put it, never moved as a whole.
 """
 
 from __future__ import annotations
@@ -41,17 +43,24 @@ def load_causal_lm(
     path: str | None = None,
     dtype: LMDtype = "float32",
     device: str = "cpu",
+    device_map: str | dict[str, Any] | None = None,
 ) -> CausalLM:
-    """Load a causal LM from ``source`` (see the module docstring) onto ``device`` in ``dtype``."""
+    """Load a causal LM from ``source`` (see the module docstring) onto ``device`` in ``dtype``, or
+    spread over devices by ``device_map`` (``hf_folder`` only; ``device`` is then not used)."""
     import torch
 
+    if device_map is not None and source != "hf_folder":
+        raise ValueError(
+            f"device_map is for a model folder too large for one device (source: hf_folder); the "
+            f"{source} model fits on one, so drop device_map and set device instead"
+        )
     if source == "smollm2_wheel":
         from paper_pipelines.common.offline_models import load_smollm2
 
         model, tok = load_smollm2(dtype)
         name = "SmolLM2-135M-Instruct"
     elif source == "hf_folder":
-        model, tok = _load_folder(path, getattr(torch, dtype))
+        model, tok = _load_folder(path, getattr(torch, dtype), device_map)
         name = Path(str(path)).name
     elif source == "tiny_random":
         model, tok = tiny_random_lm()
@@ -61,11 +70,13 @@ def load_causal_lm(
         raise ValueError(
             f"unknown LM source {source!r}; use smollm2_wheel, hf_folder or tiny_random"
         )
-    model.to(device).eval()
+    if device_map is None:
+        model.to(device)
+    model.eval()
     return CausalLM(model, tok, name)
 
 
-def _load_folder(path: str | None, dtype: Any) -> tuple[Any, Any]:
+def _load_folder(path: str | None, dtype: Any, device_map: Any = None) -> tuple[Any, Any]:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     if not path:
@@ -79,7 +90,10 @@ def _load_folder(path: str | None, dtype: Any) -> tuple[Any, Any]:
         )
     try:
         tok = AutoTokenizer.from_pretrained(path, local_files_only=True)
-        model = AutoModelForCausalLM.from_pretrained(path, dtype=dtype, local_files_only=True)
+        extra = {} if device_map is None else {"device_map": device_map}
+        model = AutoModelForCausalLM.from_pretrained(
+            path, dtype=dtype, local_files_only=True, **extra
+        )
     except (OSError, ValueError) as exc:
         raise FileNotFoundError(
             f"{path!r} is not a Hugging Face model folder ({exc.__class__.__name__}); point the "
