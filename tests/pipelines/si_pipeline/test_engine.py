@@ -136,7 +136,7 @@ def test_bad_data_fails_clearly():
         engine.run(X_nan, y, PARAMS["op1"])
     with pytest.raises(ValueError, match="entirely missing"):
         engine.run(X, np.full_like(y, np.nan), PARAMS["op1"])
-    with pytest.raises(DagError, match="parameter 'lasso.alpha' not found"):
+    with pytest.raises(DagError, match="parameter lasso is required but missing"):
         engine.run(
             X, y, {"soft_ipod": {"lam": 0.02}, "marginal_screening": {"k": 5}, "stepwise": {"k": 3}}
         )

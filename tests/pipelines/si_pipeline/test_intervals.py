@@ -46,3 +46,20 @@ def test_quadratic_many_intersects_rows():
         np.array([1.0, -1.0]), np.array([0.0, 0.0]), np.array([-4.0, 1.0]), 1.5
     )
     assert (lo, hi) == pytest.approx((1.0, 2.0))
+
+
+def test_a_quadratic_violated_at_z_is_an_error_not_an_empty_interval():
+    """t^2 + 1 <= 0 has no real root and holds nowhere; at z = 0 it is violated (value 1)."""
+    with pytest.raises(iv.ConstraintViolation, match="no real root.*violated at the current point"):
+        iv.quadratic_interval_many(np.array([1.0]), np.array([0.0]), np.array([1.0]), 0.0)
+    with pytest.raises(
+        iv.ConstraintViolation, match=r"violated at the current point t = 4 \(value 6 > 0\)"
+    ):  # (t - 1)(t - 2) at t = 4
+        iv.quadratic_interval_many(np.array([1.0]), np.array([-3.0]), np.array([2.0]), 4.0)
+
+
+def test_a_tangent_quadratic_gives_the_single_point():
+    """(t - 1)^2 <= 0 holds only at t = 1: a zero-width interval there (a tie), no error."""
+    assert iv.quadratic_interval_many(
+        np.array([1.0]), np.array([-2.0]), np.array([1.0]), 1.0
+    ) == pytest.approx((1.0, 1.0))

@@ -3,13 +3,16 @@
 import numpy as np
 import pytest
 import yaml
+from kedro.pipeline import Node, Pipeline
 
+from paper_pipelines.common.params import ParameterError, check_parameters
+from paper_pipelines.pipelines.si_pipeline import components as c
 from paper_pipelines.pipelines.si_pipeline.dags import DAGS, selective_tests
-from paper_pipelines.pipelines.si_pipeline.data import diabetes_standardised
+from paper_pipelines.pipelines.si_pipeline.data import diabetes_standardised, synthetic_data
+from paper_pipelines.pipelines.si_pipeline.engine import DagError, DagSelectiveTest
 from paper_pipelines.pipelines.si_pipeline.parameters import (
     CalibrationParams,
     CvParams,
-    DagParams,
     DataParams,
     check_across_blocks,
     engine_keys,
@@ -22,7 +25,8 @@ BASE = yaml.safe_load((PROJECT_ROOT / "conf/base/parameters/si_pipeline.yml").re
 
 
 def _blocks(**changes) -> dict:
-    blocks = {d: DagParams.model_validate(BASE[d]) for d in DAGS}
+    engines = selective_tests()
+    blocks = {d: engines[d].params_model.model_validate(BASE[d]) for d in DAGS}
     blocks["calibration"] = CalibrationParams.model_validate(BASE["calibration"])
     blocks["cv"] = CvParams.model_validate(BASE["cv"])
     blocks.update(changes)
@@ -31,8 +35,9 @@ def _blocks(**changes) -> dict:
 
 def test_every_declared_dag_has_a_block_giving_exactly_what_its_nodes_read():
     for name, engine in selective_tests().items():
-        given = DagParams.model_validate(BASE[name]).hyperparameters()
+        given = engine.check_params(BASE[name])
         assert {f"{c}.{k}" for c, v in given.items() for k in v} == engine_keys(engine), name
+        assert set(engine.params_model.model_fields) == set(BASE[name])
     assert engine_keys(selective_tests()["op1"]) == {
         "soft_ipod.lam",
         "marginal_screening.k",
@@ -43,15 +48,99 @@ def test_every_declared_dag_has_a_block_giving_exactly_what_its_nodes_read():
 
 
 def test_a_component_the_dag_does_not_have_is_named():
-    op2 = DagParams.model_validate({**BASE["op2"], "soft_ipod": {"lam": 0.02}})
-    with pytest.raises(ValueError, match=r"si_pipeline\.op2\.soft_ipod\.lam is read by no node"):
-        check_across_blocks(_blocks(op2=op2))
+    op2 = selective_tests()["op2"]
+    with pytest.raises(DagError, match=r"unknown parameter si_pipeline\.op2\.soft_ipod \(allowed"):
+        op2.check_params({**BASE["op2"], "soft_ipod": {"lam": 0.02}})
+    plain = {**BASE["op2"], "soft_ipod": {"lam": 0.02}}  # a block given as a mapping, not a model
+    with pytest.raises(ValueError, match=r"unknown parameter si_pipeline\.op2\.soft_ipod"):
+        check_across_blocks(_blocks(op2=plain))
 
 
 def test_a_missing_hyperparameter_is_named():
-    op1 = DagParams.model_validate({k: v for k, v in BASE["op1"].items() if k != "lasso"})
-    with pytest.raises(ValueError, match=r"si_pipeline\.op1: .*lasso\.alpha"):
-        check_across_blocks(_blocks(op1=op1))
+    with pytest.raises(ValueError, match=r"parameter si_pipeline\.op1\.lasso is required"):
+        check_across_blocks(_blocks(op1={k: v for k, v in BASE["op1"].items() if k != "lasso"}))
+    with pytest.raises(ValueError, match=r"block si_pipeline\.op1 is missing: .*lasso\.alpha"):
+        check_across_blocks(_blocks(op1=None))
+
+
+# A user's DAG with a repeated component: two lasso nodes at different penalties, their union.
+def op4() -> Pipeline:
+    return Pipeline(
+        [
+            Node(c.initial_state, "X", "state_0", name="initial_state"),
+            Node(c.mean_value_imputation, ["X", "y_raw"], "y", name="mean_value_imputation"),
+            Node(c.cook_distance, ["X", "y", "state_0", "params:cook.lam"], "od", name="cook"),
+            Node(c.lasso, ["X", "y", "od", "params:lasso_small.alpha"], "s1", name="lasso_small"),
+            Node(c.lasso, ["X", "y", "od", "params:lasso_big.alpha"], "s2", name="lasso_big"),
+            Node(c.marginal_screening, ["X", "y", "s2", "params:top"], "s3", name="screen"),
+            Node(c.union, ["s1", "s3"], "state_final", name="union"),
+        ]
+    )
+
+
+OP4 = {"cook": {"lam": 3.0}, "lasso_small": {"alpha": 0.02}, "lasso_big": {"alpha": 0.3}, "top": 1}
+
+
+def test_block_of_a_dag_with_repeated_components_follows_its_nodes():
+    """The accepted keys are the DAG's params: inputs, each checked by its component's constraint."""
+    engine = DagSelectiveTest(Pipeline([op4()], namespace="si_pipeline.op4", inputs={"X", "y_raw"}))
+    assert engine_keys(engine) == {"cook.lam", "lasso_small.alpha", "lasso_big.alpha", "top"}
+    assert engine.check_params(OP4) == OP4
+    with pytest.raises(
+        DagError,
+        match=r"si_pipeline\.op4\.lasso_big\.alpha = -0\.3 is invalid: .*> 0|greater than 0",
+    ):
+        engine.check_params({**OP4, "lasso_big": {"alpha": -0.3}})
+    with pytest.raises(DagError, match=r"si_pipeline\.op4\.top = 0 is invalid"):  # k: PositiveInt
+        engine.check_params({**OP4, "top": 0})
+    with pytest.raises(
+        DagError,
+        match=r"unknown parameter si_pipeline\.op4\.lasso \(allowed keys "
+        r"here: cook, lasso_big, lasso_small, top\)",
+    ):
+        engine.check_params({**OP4, "lasso": {"alpha": 0.1}})
+
+
+def test_repeated_lasso_nodes_use_their_own_penalties():
+    """Each lasso node reads its own alpha: the union equals lasso(0.02) | top-1 of lasso(0.3)."""
+    X, y, _ = synthetic_data(np.random.default_rng(3), 60, 6, 0.5, 3, 0.05, 2, 5.0)
+    engine = DagSelectiveTest(op4())
+    state = engine.run(X, y, OP4)
+    y_imp, s0 = c.mean_value_imputation(X, y), c.initial_state(X)
+    od = c.cook_distance(X, y_imp, s0, 3.0)
+    small, big = c.lasso(X, y_imp, od, 0.02), c.lasso(X, y_imp, od, 0.3)
+    top = c.marginal_screening(X, y_imp, big, 1)
+    assert state["features"] == sorted(set(small["features"]) | set(top["features"]))
+    assert small["features"] != big["features"]  # the two penalties really differ here
+    res = engine.test(X, y, OP4, sigma=1.0, features=[0], mode="over_conditioning")
+    assert res[0].feature == state["features"][0]
+
+
+def test_a_users_dag_is_checked_before_the_run(monkeypatch):
+    """Declared in dags.DAGS, op4's block is typed by op4's own model when Kedro checks parameters."""
+    from paper_pipelines.pipelines.si_pipeline.pipeline import create_pipeline
+
+    monkeypatch.setitem(DAGS, "op4", op4)
+    params = yaml.safe_load((PROJECT_ROOT / "conf/base/parameters/si_pipeline.yml").read_text())
+    params["si_pipeline"]["op4"] = OP4
+    pipe = create_pipeline()
+    check_parameters(params, [pipe], ["si_pipeline"])  # passes: keys come from op4's nodes
+    params["si_pipeline"]["op4"] = {**OP4, "lasso_big": {"alpha": 0.0}}
+    with pytest.raises(
+        ParameterError, match=r"si_pipeline\.op4\.lasso_big\.alpha = 0\.0 is invalid"
+    ):
+        check_parameters(params, [pipe], ["si_pipeline"])
+
+
+def test_a_key_read_as_two_different_hyperparameters_is_rejected():
+    nodes = [
+        Node(c.initial_state, "X", "s0", name="init"),
+        Node(c.mean_value_imputation, ["X", "y_raw"], "y", name="imp"),
+        Node(c.lasso, ["X", "y", "s0", "params:h"], "s1", name="la"),
+        Node(c.stepwise_feature_selection, ["X", "y", "s1", "params:h"], "s2", name="sw"),
+    ]
+    with pytest.raises(DagError, match=r"nodes la and sw both read params:h"):
+        DagSelectiveTest(Pipeline(nodes))
 
 
 def test_experiments_must_name_declared_dags():

@@ -185,7 +185,7 @@ def test_another_seed_changes_the_data(root):
         ("si_pipeline.cv.grid", {"op1": {"lasso": {"alpha": [-1.0]}}}, "cv.grid.op1"),
         ("si_pipeline.cv.grid", {"op1": {"lasso": {"beta": [1.0]}}}, "cv.grid"),
         ("si_pipeline.seed", -1, "si_pipeline.seed"),
-        ("si_pipeline.op2.soft_ipod", {"lam": 0.02}, "si_pipeline.op2.soft_ipod.lam"),
+        ("si_pipeline.op2.soft_ipod", {"lam": 0.02}, "si_pipeline.op2.soft_ipod"),
         ("si_pipeline.calibration.variants", ["op1", "op9"], "si_pipeline.calibration.variants"),
         ("si_pipeline.data", {"source": "diabetes", "n": 500}, "si_pipeline.data.n"),
     ],

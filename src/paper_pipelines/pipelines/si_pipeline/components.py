@@ -16,10 +16,14 @@ The run function is the event at b = 0, so run and event can never disagree.
 
 from __future__ import annotations
 
+import inspect
+import typing
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+from pydantic import PositiveFloat, PositiveInt
 
 from .imputation import (
     chebyshev_imputation_matrix,
@@ -53,6 +57,9 @@ class ComponentSpec:
     event: Callable | None = None
     matrix: Callable | None = None  # imputation: (X, missing_mask) -> G (n x n_obs)
     combine: Callable | None = None  # set operations: (list of states) -> state
+    # OD/FS: (name, constraint) of each hyperparameter in call order, read from the function's own
+    # signature (the arguments after X, y, state); a DAG's parameter block is built from these
+    hyper: tuple[tuple[str, Any], ...] = ()
 
 
 REGISTRY: dict[str, ComponentSpec] = {}
@@ -78,12 +85,24 @@ def si_component(
         raise ValueError(f"component kind must be one of {KINDS}, got {kind!r}")
 
     def register(func: Callable) -> Callable:
-        spec = ComponentSpec(func.__name__, kind, event=event, matrix=matrix, combine=combine)
+        hyper = (
+            _hyper_constraints(func) if kind in ("outlier_detection", "feature_selection") else ()
+        )
+        spec = ComponentSpec(
+            func.__name__, kind, event=event, matrix=matrix, combine=combine, hyper=hyper
+        )
         func.si_spec = spec  # type: ignore[attr-defined]
         REGISTRY[func.__name__] = spec
         return func
 
     return register
+
+
+def _hyper_constraints(func: Callable) -> tuple[tuple[str, Any], ...]:
+    """(name, annotation) of the arguments after (X, y, state); an unannotated one accepts anything."""
+    hints = typing.get_type_hints(func, include_extras=True)
+    names = list(inspect.signature(func).parameters)[3:]
+    return tuple((name, hints.get(name, Any)) for name in names)
 
 
 def component_spec(func: object) -> ComponentSpec | None:
@@ -119,9 +138,18 @@ def _restrict(X: np.ndarray, a: np.ndarray, b: np.ndarray, state: State, name: s
     return rows, cols, X[np.ix_(rows, cols)], a[rows], b[rows]
 
 
-def _residualiser(xs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Orthonormal basis Q of col(X~) and leverages h_i = H_ii."""
-    q, _ = np.linalg.qr(xs)
+def _residualiser(xs: np.ndarray, name: str = "component") -> tuple[np.ndarray, np.ndarray]:
+    """Orthonormal basis Q of col(X~) and leverages h_i = H_ii.
+
+    A rank-deficient X~ would give Q an arbitrary extra direction (wrong H, silently), so it raises.
+    """
+    q, r = np.linalg.qr(xs)
+    diag = np.abs(np.diag(r))
+    if diag.size and diag.min() <= max(xs.shape) * np.finfo(float).eps * max(diag.max(), 1e-300):
+        raise DegenerateStateError(
+            f"component {name}: the design of the remaining rows and kept features is rank-deficient "
+            "(collinear or duplicated columns); remove the duplicated columns from X"
+        )
     return q, np.sum(q * q, axis=1)
 
 
@@ -230,7 +258,7 @@ def _influence_event(X, a, b, z, state, lam, name, weights) -> tuple[State, floa
     """
     rows, _, xs, ya, yb = _restrict(X, a, b, state, name)
     n_t, p_t = xs.shape
-    q, h = _residualiser(xs)
+    q, h = _residualiser(xs, name)
     ra, rb = ya - q @ (q.T @ ya), yb - q @ (q.T @ yb)
     c, d = weights(h, n_t, p_t, lam)
     c2 = c * rb**2 - d * (rb @ rb)
@@ -267,7 +295,7 @@ def dffits_event(X, a, b, z, state, lam, memo=None):
 def soft_ipod_event(X, a, b, z, state, lam, memo=None):
     """Event of soft-IPOD (She & Owen 2011): a lasso on the annihilated design P with response P y~."""
     rows, _, xs, ya, yb = _restrict(X, a, b, state, "soft_ipod")
-    q, _ = _residualiser(xs)
+    q, _ = _residualiser(xs, "soft_ipod")
     proj = np.eye(len(rows)) - q @ q.T
     wa, wb = ya - q @ (q.T @ ya), yb - q @ (q.T @ yb)
     # design P is a symmetric projector: D^T D = P and D^T (P y) = P y, no n x n products needed
@@ -276,19 +304,19 @@ def soft_ipod_event(X, a, b, z, state, lam, memo=None):
 
 
 @si_component("outlier_detection", event=cook_distance_event)
-def cook_distance(X: np.ndarray, y: np.ndarray, state: State, lam: float) -> State:
+def cook_distance(X: np.ndarray, y: np.ndarray, state: State, lam: PositiveFloat) -> State:
     """Flag rows with Cook's distance >= lam / n."""
     return cook_distance_event(X, *_line(y, y), 0.0, state, lam)[0]
 
 
 @si_component("outlier_detection", event=dffits_event)
-def dffits(X: np.ndarray, y: np.ndarray, state: State, lam: float) -> State:
+def dffits(X: np.ndarray, y: np.ndarray, state: State, lam: PositiveFloat) -> State:
     """Flag rows with DFFITS^2 >= lam p / (n - p)."""
     return dffits_event(X, *_line(y, y), 0.0, state, lam)[0]
 
 
 @si_component("outlier_detection", event=soft_ipod_event)
-def soft_ipod(X: np.ndarray, y: np.ndarray, state: State, lam: float) -> State:
+def soft_ipod(X: np.ndarray, y: np.ndarray, state: State, lam: PositiveFloat) -> State:
     """Flag rows whose mean-shift parameter is non-zero in the L1-penalised mean-shift model."""
     return soft_ipod_event(X, *_line(y, y), 0.0, state, lam)[0]
 
@@ -364,18 +392,18 @@ def lasso_fs_event(X, a, b, z, state, alpha, memo=None):
 
 
 @si_component("feature_selection", event=marginal_screening_event)
-def marginal_screening(X: np.ndarray, y: np.ndarray, state: State, k: int) -> State:
+def marginal_screening(X: np.ndarray, y: np.ndarray, state: State, k: PositiveInt) -> State:
     """Keep the k features with the largest |x_j^T y|."""
     return marginal_screening_event(X, *_line(y, y), 0.0, state, int(k))[0]
 
 
 @si_component("feature_selection", event=stepwise_event)
-def stepwise_feature_selection(X: np.ndarray, y: np.ndarray, state: State, k: int) -> State:
+def stepwise_feature_selection(X: np.ndarray, y: np.ndarray, state: State, k: PositiveInt) -> State:
     """Forward stepwise selection of k features by residual sum of squares."""
     return stepwise_event(X, *_line(y, y), 0.0, state, int(k))[0]
 
 
 @si_component("feature_selection", event=lasso_fs_event)
-def lasso(X: np.ndarray, y: np.ndarray, state: State, alpha: float) -> State:
+def lasso(X: np.ndarray, y: np.ndarray, state: State, alpha: PositiveFloat) -> State:
     """Keep the features with a non-zero lasso coefficient."""
     return lasso_fs_event(X, *_line(y, y), 0.0, state, float(alpha))[0]

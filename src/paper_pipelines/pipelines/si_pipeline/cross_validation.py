@@ -68,12 +68,16 @@ def _leaves(tree: dict, prefix: tuple = ()) -> list[tuple[tuple, Any]]:
 
 
 def expand_candidates(
-    engines: dict[str, DagSelectiveTest], grids: dict[str, dict], base: dict[str, dict]
+    engines: dict[str, DagSelectiveTest],
+    grids: dict[str, dict],
+    base: dict[str, dict],
+    check: bool = True,
 ) -> list[Candidate]:
     """Candidates = for each DAG in ``grids``, the Cartesian product of its list-valued hyperparameters.
 
     ``grids[dag]`` mirrors the DAG's parameter block (``{"lasso": {"alpha": [0.08, 0.12]}}``); values
-    not given keep the DAG's fixed setting in ``base[dag]``. Leaves vary in the DAG's node order, the
+    not given keep the DAG's fixed setting in ``base[dag]``; with ``check`` each candidate is
+    validated against its DAG's parameter model. Leaves vary in the DAG's node order, the
     last node fastest (the order si4pipeline enumerates its product; it only matters for exact ties).
     """
     out: list[Candidate] = []
@@ -96,7 +100,8 @@ def expand_candidates(
                     node = node.setdefault(key, {})
                 node[path[-1]] = value
             label = ",".join(f"{'.'.join(p)}={v}" for (p, _), v in zip(leaves, combo, strict=True))
-            engine.bind(params)  # every params: input must resolve
+            if check:  # every candidate is a valid block of its DAG
+                engine.check_params(params, f"candidate {dag} of the CV grid")
             out.append(Candidate(f"{dag}[{label}]" if label else dag, dag, engine, params))
     if not out:
         raise ValueError("no CV candidates declared")

@@ -17,11 +17,19 @@ from typing import Any
 
 import numpy as np
 from kedro.pipeline import Pipeline
+from pydantic import BaseModel, ValidationError, create_model
+
+from paper_pipelines.common.params import ParamsModel, format_validation_error
 
 from .components import ComponentSpec, DegenerateStateError, State, component_spec
 from .line_search import SearchResult, over_conditioning, parametric_search
+from .parameters import DagParams
 
 logger = logging.getLogger(__name__)
+
+
+class RankDeficientError(ValueError):
+    """The OLS refit on the selected features is rank-deficient: the tested coefficient is not identified."""
 
 
 class DagError(ValueError):
@@ -87,6 +95,20 @@ def _lookup(params: dict, dotted: str, node: str) -> Any:
     return value
 
 
+def _nested_model(tree: dict, name: str, base: type[BaseModel] = ParamsModel) -> type[BaseModel]:
+    """A strict pydantic model with a required field per leaf of ``tree`` (sub-dicts: sub-models)."""
+    fields: dict[str, Any] = {}
+    for key, value in tree.items():
+        if not key.isidentifier() or key.startswith("_"):
+            raise DagError(f"parameter key {key!r} must be a Python identifier not starting with _")
+        sub = _nested_model(value, f"{name}_{key}") if isinstance(value, dict) else value
+        fields[key] = (sub, ...)
+    try:
+        return create_model(name, __base__=base, **fields)
+    except Exception as exc:  # a key that clashes with a pydantic attribute (e.g. "copy")
+        raise DagError(f"cannot use the parameter keys {sorted(tree)}: {exc}") from exc
+
+
 def estimate_sigma(X: np.ndarray, y_full: np.ndarray) -> float:
     """Plug-in noise SD: residual SD of the full OLS fit (all p features), ddof = p (Sec. 6.3)."""
     coef, *_ = np.linalg.lstsq(X, y_full, rcond=None)
@@ -120,7 +142,17 @@ def feature_line(
     keep[state["outliers"]] = False
     rows = np.flatnonzero(keep)
     feats = state["features"]
-    pinv = np.linalg.pinv(X[np.ix_(rows, feats)])
+    design = X[np.ix_(rows, feats)]
+    sv = np.linalg.svd(design, compute_uv=False)
+    if sv[-1] <= max(design.shape) * np.finfo(float).eps * sv[0]:  # numpy's matrix_rank tolerance
+        rank = int(np.sum(sv > max(design.shape) * np.finfo(float).eps * sv[0]))
+        raise RankDeficientError(
+            f"the refit design X[-O, M] ({len(rows)} rows, selected features {list(feats)}) has rank "
+            f"{rank} < {len(feats)}: the OLS coefficient of feature {feats[position]} is not "
+            "identified (collinear or duplicated columns among the selected features); remove the "
+            "duplicated columns from X or declare a DAG that cannot select both"
+        )
+    pinv = np.linalg.pinv(design)
     eta_full = np.zeros(X.shape[0])
     eta_full[rows] = pinv[position]
     eta = g.T @ eta_full
@@ -156,6 +188,7 @@ class DagSelectiveTest:
             steps.append(_Step(node.name, spec, data, node.outputs[0], hyper))
         self.steps = steps
         self._check_shape(pipeline)
+        self.params_model = self._params_model()
 
     # ---------------------------------------------------------------------------------- checks
     def _check_shape(self, pipeline: Pipeline) -> None:
@@ -206,18 +239,75 @@ class DagSelectiveTest:
             )
         self.output_name = outputs[0]
 
+    # ---------------------------------------------------------------------------------- params
+    def hyper_keys(self) -> dict[str, tuple[Any, str, str]]:
+        """{key relative to the DAG's block: (constraint, component argument, node)} of every
+        ``params:`` input, read from the nodes; a key read by several nodes must mean one thing."""
+        prefix = "params:" + (self.namespace + "." if self.namespace else "")
+        keys: dict[str, tuple[Any, str, str]] = {}
+        for s in self.steps:
+            if s.hyper and len(s.hyper) != len(s.spec.hyper):
+                names = [n for n, _ in s.spec.hyper]
+                raise DagError(
+                    f"node {s.node}: component {s.spec.name} takes the hyperparameters {names}, "
+                    f"but the node gives {len(s.hyper)} params: inputs {list(s.hyper)}"
+                )
+            for h, (arg, constraint) in zip(s.hyper, s.spec.hyper, strict=False):
+                if not h.startswith(prefix):
+                    raise DagError(f"node {s.node}: parameter {h} lies outside {prefix}*")
+                key = h[len(prefix) :]
+                if key in keys and keys[key][0] != constraint:
+                    raise DagError(
+                        f"nodes {keys[key][2]} and {s.node} both read params:{key} but as different "
+                        f"hyperparameters ({keys[key][1]} of one, {arg} of the other); give each its key"
+                    )
+                keys.setdefault(key, (constraint, arg, s.node))
+        return keys
+
+    def _params_model(self) -> type[DagParams]:
+        """The pydantic model of this DAG's parameter block (see :class:`parameters.DagParams`)."""
+        tree: dict[str, Any] = {}
+        for key, (constraint, _, node) in self.hyper_keys().items():
+            *parents, leaf = key.split(".")
+            level = tree
+            for part in parents:
+                level = level.setdefault(part, {})
+                if not isinstance(level, dict):
+                    raise DagError(f"node {node}: params:{key} nests under a key that is a value")
+            if isinstance(level.get(leaf), dict):
+                raise DagError(f"node {node}: params:{key} is both a value and a block of values")
+            level[leaf] = constraint
+        label = self.namespace.replace(".", "_") or "dag"
+        return _nested_model(tree, f"DagParams_{label}", DagParams)
+
+    def check_params(self, params: dict | BaseModel, where: str | None = None) -> dict:
+        """``params`` validated against :attr:`params_model` (each value by its component's constraint).
+
+        Raises DagError naming ``<where>.<key>`` (``where`` defaults to the DAG's namespace).
+        """
+        if isinstance(params, self.params_model):
+            return params.hyperparameters()
+        if isinstance(params, BaseModel):
+            params = params.model_dump()
+        if not isinstance(params, dict):
+            raise DagError(f"the parameters of DAG {where or self.namespace} must be a mapping")
+        try:
+            return self.params_model.model_validate(params).hyperparameters()
+        except ValidationError as exc:
+            where = where or self.namespace
+            message = format_validation_error(exc, where or "@", self.params_model)
+            raise DagError(message.replace("@.", "")) from None  # no namespace: bare keys
+
     # ---------------------------------------------------------------------------------- events
-    def bind(self, params: dict) -> list[tuple[_Step, tuple]]:
-        """Resolve each node's ``params:`` inputs from ``params`` (keys relative to the namespace)."""
+    def bind(self, params: dict | BaseModel) -> list[tuple[_Step, tuple]]:
+        """Resolve each node's ``params:`` inputs from ``params`` (keys relative to the namespace),
+        after checking ``params`` against the DAG's own parameter model."""
+        params = self.check_params(params)
         prefix = "params:" + (self.namespace + "." if self.namespace else "")
         bound = []
         for s in self.steps:
-            vals = []
-            for h in s.hyper:
-                if not h.startswith(prefix):
-                    raise DagError(f"node {s.node}: parameter {h} lies outside {prefix}*")
-                vals.append(_lookup(params, h[len(prefix) :], s.node))
-            bound.append((s, tuple(vals)))
+            vals = tuple(_lookup(params, h[len(prefix) :], s.node) for h in s.hyper)
+            bound.append((s, vals))
         return bound
 
     def imputation_matrix(self, X: np.ndarray, y_raw: np.ndarray) -> np.ndarray:

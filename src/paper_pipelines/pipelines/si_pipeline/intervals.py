@@ -110,6 +110,35 @@ def quadratic_interval(c2: float, c1: float, c0: float, z: float) -> tuple[float
     return (-np.inf, float(max(r1, z))) if z <= 0.5 * (r1 + r2) else (float(min(r2, z)), np.inf)
 
 
+# Relative slack for "holds at z": the decision and its constraint are evaluated from the same
+# coefficients, so only rounding separates them.
+HOLDS_TOL = 1e-9
+
+
+class ConstraintViolation(ValueError):
+    """A constraint that must hold at the current point does not: the decision and the event disagree."""
+
+
+def _check_holds_at(c2: np.ndarray, c1: np.ndarray, c0: np.ndarray, z: float) -> None:
+    """Every row c2 z^2 + c1 z + c0 <= 0 must hold at z (up to rounding), else raise.
+
+    A violated row has no piece containing z; returning an empty or zero-width interval instead would
+    stall the line search (one 1e-6 step per call) and end in a zero-mass p-value far from the cause.
+    """
+    value = (c2 * z + c1) * z + c0
+    size = np.abs(c2) * z * z + np.abs(c1) * abs(z) + np.abs(c0)
+    bad = value > HOLDS_TOL * size + 1e-300
+    if np.any(bad):
+        k = int(np.flatnonzero(bad)[0])
+        nowhere = c2[k] > 0 and c1[k] ** 2 < 4 * c2[k] * c0[k]
+        kind = " (no real root and opening upwards: it holds nowhere)" if nowhere else ""
+        raise ConstraintViolation(
+            f"quadratic constraint {k} ({c2[k]:.6g} t^2 + {c1[k]:.6g} t + {c0[k]:.6g} <= 0){kind} is "
+            f"violated at the current point t = {z:.6g} (value {value[k]:.3g} > 0): the "
+            "component's decision disagrees with its selection event"
+        )
+
+
 def quadratic_interval_many(
     c2: np.ndarray, c1: np.ndarray, c0: np.ndarray, z: float
 ) -> tuple[float, float]:
@@ -120,6 +149,7 @@ def quadratic_interval_many(
     c2, c1, c0 = (np.asarray(c, dtype=float).ravel() for c in (c2, c1, c0))
     if c2.size == 0:
         return -np.inf, np.inf
+    _check_holds_at(c2, c1, c0, z)
     scale = np.maximum.reduce([np.abs(c2), np.abs(c1), np.abs(c0), np.full(c2.shape, 1e-300)])
     lo = np.full(c2.shape, -np.inf)
     hi = np.full(c2.shape, np.inf)
@@ -147,7 +177,9 @@ def quadratic_interval_many(
     right = down & ~left
     hi = np.where(left, np.maximum(r1, z), hi)
     lo = np.where(right, np.minimum(r2, z), lo)
-    # no real root and opening upwards: the inequality only holds at a tangent point
+    # no real root and opening upwards: the inequality holds at most at the vertex, where z then sits
+    # (a tie at the decision boundary; _check_holds_at rejected every other case): a zero-width
+    # interval, which the line search treats as measure zero
     tangent = quad & ~real & (c2 > 0)
     lo = np.where(tangent, z, lo)
     hi = np.where(tangent, z, hi)

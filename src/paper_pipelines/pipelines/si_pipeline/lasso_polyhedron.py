@@ -127,8 +127,14 @@ def lasso_active_set(
     gram = design.T @ design if gram is None else gram
     dtw = design.T @ w if dtw is None else dtw
     n_obj, scale = design.shape[0], max(1.0, lam)
-    if hint is not None and _violation(gram, dtw, n_obj, lam, *hint)[0] <= 0.0:
-        return hint
+    if hint is not None:
+        if _violation(gram, dtw, n_obj, lam, *hint)[0] <= 0.0:
+            return hint
+        # along the line the active set changes by one variable at a breakpoint: the homotopy move
+        # from the previous answer is exact (KKT is sufficient) and far cheaper than a fresh fit
+        moved = _repair(gram, dtw, n_obj, lam, *hint, steps=2)
+        if _violation(gram, dtw, n_obj, lam, *moved)[0] <= 0.0:
+            return moved
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         model = Lasso(alpha=lam, fit_intercept=False, max_iter=5000, tol=1e-10)

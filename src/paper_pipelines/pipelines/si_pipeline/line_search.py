@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .intervals import as_intervals, union
-from .truncated_normal import naive_p_value, p_value_bounds, selective_p_value
+from .intervals import as_intervals, length, union
+from .truncated_normal import ZeroMassError, naive_p_value, p_value_bounds, selective_p_value
 
 
 class SearchError(RuntimeError):
@@ -84,7 +84,7 @@ def parametric_search(
         searched = union(searched, [[lo, hi]])
         if model == observed_model:
             truncation = union(truncation, [[lo, hi]])
-        if len(truncation):
+        if length(truncation) > 0.0:  # zero-width pieces (ties) carry no mass: no bound yet
             p, inf_p, sup_p = p_value_bounds(t_obs, truncation, searched)
         else:
             p, inf_p, sup_p = np.nan, 0.0, 1.0
@@ -119,6 +119,12 @@ def parametric_search(
             z = cand_left if abs(cand_left) <= abs(cand_right) else cand_right
     if not len(truncation):
         raise SearchError("the observed model was never found on the line (inconsistent event)")
+    if length(truncation) == 0.0:
+        raise ZeroMassError(
+            f"the observed selection holds only at isolated points {truncation[:, 0].tolist()} of the "
+            "searched line (a tie at a decision boundary at the observed data): Z has zero N(0,1) "
+            "mass and the selective p-value is undefined for this feature"
+        )
     p = selective_p_value(t_obs, truncation)
     _, inf_p, sup_p = p_value_bounds(t_obs, truncation, searched)
     return SearchResult(

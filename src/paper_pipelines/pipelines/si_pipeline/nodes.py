@@ -95,8 +95,13 @@ def pipeline_declarer(
 
     def declare_pipeline(hyperparameters: DagParams) -> DeclaredPipeline:
         """Select: the declared DAG's selective test with its checked hyperparameters (Sec. 5)."""
-        return DeclaredPipeline(name, engine, hyperparameters.hyperparameters())
+        return DeclaredPipeline(name, engine, engine.check_params(hyperparameters))
 
+    # typed by the DAG's own block model, so Kedro checks exactly the keys this DAG's nodes read
+    declare_pipeline.__annotations__ = {
+        "hyperparameters": engine.params_model,
+        "return": DeclaredPipeline,
+    }
     return declare_pipeline
 
 

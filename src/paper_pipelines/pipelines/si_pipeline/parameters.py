@@ -40,40 +40,18 @@ class DataParams(ParamsModel):
         return self
 
 
-class OutlierLambda(ParamsModel):
-    """lambda of an outlier detector (Cook's distance, DFFITS, soft-IPOD)."""
-
-    lam: PositiveFloat
-
-
-class TopK(ParamsModel):
-    """k of marginal screening / forward stepwise selection."""
-
-    k: PositiveInt
-
-
-class LassoAlpha(ParamsModel):
-    """The lasso penalty (sklearn's objective, no intercept)."""
-
-    alpha: PositiveFloat
-
-
 class DagParams(ParamsModel):
-    """Hyperparameters of one declared DAG, keyed like its nodes' ``params:<component>.<name>`` inputs.
+    """Base of every DAG's parameter block; the fields of a block come from its DAG.
 
-    Only the components the DAG uses may be given (checked in :func:`check_across_blocks`).
+    :attr:`engine.DagSelectiveTest.params_model` subclasses this with one field per ``params:`` input
+    of the DAG's nodes (nested by the dots of the key), each typed by the constraint its component
+    declares for that argument (``lam: PositiveFloat``, ``k: PositiveInt``, ...). Two lasso nodes reading
+    ``params:lasso_small.alpha`` and ``params:lasso_big.alpha`` thus give a block with both keys.
     """
 
-    soft_ipod: OutlierLambda | None = None
-    cook_distance: OutlierLambda | None = None
-    dffits: OutlierLambda | None = None
-    marginal_screening: TopK | None = None
-    stepwise: TopK | None = None
-    lasso: LassoAlpha | None = None
-
     def hyperparameters(self) -> dict[str, Any]:
-        """The block as the engine reads it (components not given left out)."""
-        return self.model_dump(exclude_none=True)
+        """The block as the engine reads it (plain nested dicts)."""
+        return self.model_dump()
 
 
 class InferenceParams(ParamsModel):
@@ -152,28 +130,22 @@ class CvParams(ParamsModel):
 
 # ----------------------------------------------------------------------------- across blocks
 def _dag_errors(declared: dict, blocks: dict[str, Any]) -> list[str]:
-    """Each DAG block gives exactly the hyperparameters its nodes read."""
-    from .engine import DagError
-
+    """Each declared DAG has its block (the block's keys and values are checked by its own model)."""
     errors = []
     for name, engine in declared.items():
         block = blocks.get(name)
-        if not isinstance(block, DagParams):
-            errors.append(
-                f"parameter block {SLUG}.{name} is missing: DAG {name} (dags.py) reads "
-                + ", ".join(sorted(engine_keys(engine)))
-            )
+        if isinstance(block, DagParams):
             continue
-        given = {f"{c}.{k}" for c, v in block.hyperparameters().items() for k in v}
-        for key in sorted(given - engine_keys(engine)):
-            errors.append(
-                f"parameter {SLUG}.{name}.{key} is read by no node of DAG {name} (it reads: "
-                f"{', '.join(sorted(engine_keys(engine)))}); remove it or add the component"
-            )
-        try:
-            engine.bind(block.hyperparameters())
-        except DagError as exc:
-            errors.append(f"parameter block {SLUG}.{name}: {exc}; add it to {SLUG}.{name}")
+        try:  # a block given as a plain mapping (outside Kedro): validate it here
+            engine.check_params(block if isinstance(block, dict) else {}, f"{SLUG}.{name}")
+        except ValueError as exc:
+            if block is None:
+                errors.append(
+                    f"parameter block {SLUG}.{name} is missing: DAG {name} (dags.py) reads "
+                    + ", ".join(sorted(engine_keys(engine)))
+                )
+            else:
+                errors.append(str(exc))
     return errors
 
 
@@ -205,15 +177,16 @@ def _cv_errors(cv: CvParams, declared: dict, blocks: dict[str, Any]) -> list[str
         d: blocks[d].hyperparameters() for d in declared if isinstance(blocks.get(d), DagParams)
     }
     try:
-        candidates = expand_candidates(declared, cv.candidate_grids(), base)
-    except Exception as exc:  # a grid that does not fit its DAG (unknown key, bad value)
+        candidates = expand_candidates(declared, cv.candidate_grids(), base, check=False)
+    except Exception as exc:  # a grid that cannot be expanded (a DAG without a block)
         return [f"parameter {SLUG}.cv.grid is invalid: {exc}"]
-    for cand in candidates:
+    for cand in candidates:  # each candidate is checked like its DAG's own block
+        model = declared[cand.dag].params_model
         try:
-            DagParams.model_validate(cand.params)
+            model.model_validate(cand.params)
         except ValidationError as exc:
-            errors.append(format_validation_error(exc, f"{SLUG}.cv.grid.{cand.dag}", DagParams))
-    return errors
+            errors.append(format_validation_error(exc, f"{SLUG}.cv.grid.{cand.dag}", model))
+    return list(dict.fromkeys(errors))
 
 
 def check_across_blocks(blocks: dict[str, Any]) -> None:

@@ -13,6 +13,10 @@ from scipy.stats import norm
 from .intervals import as_intervals, complement, intersection
 
 
+class ZeroMassError(ValueError):
+    """The truncation set has no N(0,1) mass (only isolated points), so the p-value is undefined."""
+
+
 def log1mexp(x: np.ndarray | float) -> np.ndarray:
     """log(1 - exp(x)) for x <= 0, accurate near both 0 and -inf (Maechler's switch at -log 2)."""
     x = np.minimum(np.asarray(x, dtype=float), 0.0)
@@ -59,7 +63,12 @@ def _two_sided(log_left: float, log_right: float) -> float:
     """p = 2 min(F, 1 - F) from the log masses of the truncation set left and right of T."""
     log_total = np.logaddexp(log_left, log_right)
     if not np.isfinite(log_total):
-        raise ValueError("the truncation set has zero mass: the observed statistic is not in it")
+        raise ZeroMassError(
+            "the truncation set Z has zero N(0,1) mass: the observed selection holds only at isolated "
+            "points of the test line (a tie at a decision boundary of some component at the observed "
+            "data, e.g. a constraint touching zero without crossing it), so the selective p-value is "
+            "undefined for this feature; perturb the data or change the hyperparameter at the tie"
+        )
     return float(min(1.0, 2.0 * np.exp(min(log_left, log_right) - log_total)))
 
 
