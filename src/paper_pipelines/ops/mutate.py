@@ -271,12 +271,11 @@ def run(
     scratch = sync_scratch(project, slug, modules, max_seconds, fresh)
     mutmut = Mutmut(scratch, max_children)
     statuses = generate(mutmut, deadline)
-    wanted = {"untested"} | ({"survived"} if rerun_survivors else set())
     todo = [
         name
         for name, status in statuses.items()
         if name not in equivalent
-        and ((status in UNTESTED) or ("survived" in wanted and status in SURVIVED))
+        and (status in UNTESTED or (rerun_survivors and status in SURVIVED))
     ]
     check_mutants(mutmut, draw_order(todo, seed), deadline, chunk)
     result = score(mutmut.statuses(), equivalent)
