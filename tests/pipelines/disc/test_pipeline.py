@@ -37,7 +37,7 @@ def test_fast_run_writes_versioned_outputs(fast_run):
     root = fast_run / "data/fast"
     names = [
         "01_raw/disc/digits_table.parquet",
-        "05_model_input/disc/canvas_pools.pkl",
+        "05_model_input/disc/canvas_pools.npz",
         "06_models/disc/expert_c_model.pt",
         "06_models/disc/expert_d_model.pt",
         "07_model_output/disc/baseline_scores.json",

@@ -60,7 +60,7 @@ def test_fast_run_writes_versioned_outputs(fast_run):
         "07_model_output/omnibench/gold_subtasks.json",
         "07_model_output/omnibench/synthesis_report.json",
         "05_model_input/omnibench/tasks.jsonl",
-        "05_model_input/omnibench/planner.pkl",
+        "06_models/omnibench/planner.skops",
         "07_model_output/omnibench/trajectories.jsonl",
         "07_model_output/omnibench/task_scores_table.parquet",
         "07_model_output/omnibench/capability_scores_table.parquet",

@@ -6,9 +6,9 @@ from kedro.pipeline import Node, Pipeline
 from . import nodes
 
 TRAIN_INPUTS = [
-    "snapshots_pickle",
-    "tree_scores_pickle",
-    "evaluation_edges_pickle",
+    "snapshots_arrays",
+    "tree_scores_arrays",
+    "evaluation_edges_arrays",
     "params:model",
     "params:geometry",
     "params:loss",
@@ -42,19 +42,19 @@ def create_pipeline(**kwargs) -> Pipeline:
             Node(
                 nodes.build_snapshot_graphs,
                 ["events_raw_table", "node_regions_raw_table", "params:data", "params:snapshots"],
-                "snapshots_pickle",
+                "snapshots_arrays",
                 name="build_snapshot_graphs",
             ),
             Node(
                 nodes.compute_tree_scores,
-                ["snapshots_pickle", "params:geometry", "params:seed"],
-                "tree_scores_pickle",
+                ["snapshots_arrays", "params:geometry", "params:seed"],
+                "tree_scores_arrays",
                 name="compute_tree_scores",
             ),
             Node(
                 nodes.make_evaluation_edges,
-                ["snapshots_pickle", "params:snapshots", "params:evaluation", "params:seed"],
-                "evaluation_edges_pickle",
+                ["snapshots_arrays", "params:snapshots", "params:evaluation", "params:seed"],
+                "evaluation_edges_arrays",
                 name="make_evaluation_edges",
             ),
             # train: the four geometry modes, CGDyn-R's ablations and the static GAE, same splits
@@ -68,8 +68,8 @@ def create_pipeline(**kwargs) -> Pipeline:
             Node(
                 nodes.train_static_baseline,
                 [
-                    "snapshots_pickle",
-                    "evaluation_edges_pickle",
+                    "snapshots_arrays",
+                    "evaluation_edges_arrays",
                     "params:model",
                     "params:train",
                     "params:snapshots",
@@ -96,8 +96,8 @@ def create_pipeline(**kwargs) -> Pipeline:
             Node(
                 nodes.analyse_geometry_gate,
                 [
-                    "snapshots_pickle",
-                    "tree_scores_pickle",
+                    "snapshots_arrays",
+                    "tree_scores_arrays",
                     "hybrid_gate_scores",
                     "params:snapshots",
                 ],

@@ -21,7 +21,7 @@ def collaboration_template() -> Pipeline:
                 [
                     "main_expert",
                     "aux_expert",
-                    "canvas_pools_pickle",
+                    "canvas_pools_arrays",
                     "params:variant",
                     "params:social",
                     "params:expert",
@@ -37,7 +37,7 @@ def collaboration_template() -> Pipeline:
                     "social_model",
                     "main_expert",
                     "aux_expert",
-                    "canvas_pools_pickle",
+                    "canvas_pools_arrays",
                     "params:variant",
                     "params:probe",
                     "params:expert",
@@ -60,7 +60,7 @@ def collaboration(task: str, variant: str) -> Pipeline:
         inputs={
             "main_expert": main,
             "aux_expert": aux,
-            "canvas_pools_pickle": "canvas_pools_pickle",
+            "canvas_pools_arrays": "canvas_pools_arrays",
         },
         outputs={
             "social_model": f"social_{variant}_{task}_model",
@@ -92,19 +92,19 @@ def create_pipeline(**kwargs) -> Pipeline:
                     "params:evaluation",
                     "params:seed",
                 ],
-                "canvas_pools_pickle",
+                "canvas_pools_arrays",
                 name="render_pools",
             ),
             # train: individual learning (two independent experts), then socialisation per variant
             Node(
                 nodes.train_expert_cls,
-                ["canvas_pools_pickle", "params:expert", "params:seed", "params:runtime"],
+                ["canvas_pools_arrays", "params:expert", "params:seed", "params:runtime"],
                 "expert_c_model",
                 name="train_expert_cls",
             ),
             Node(
                 nodes.train_expert_det,
-                ["canvas_pools_pickle", "params:expert", "params:seed", "params:runtime"],
+                ["canvas_pools_arrays", "params:expert", "params:seed", "params:runtime"],
                 "expert_d_model",
                 name="train_expert_det",
             ),
@@ -115,7 +115,7 @@ def create_pipeline(**kwargs) -> Pipeline:
                 [
                     "expert_c_model",
                     "expert_d_model",
-                    "canvas_pools_pickle",
+                    "canvas_pools_arrays",
                     "params:probe",
                     "params:expert",
                 ],

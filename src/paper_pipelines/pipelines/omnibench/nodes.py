@@ -151,7 +151,7 @@ def run_agents(
     capability_suites: dict,
     gold_subtasks: list[dict],
     desktop: dict,
-    planner_pickle: dict,
+    planner: dict,
     agents: AgentParams,
     evaluation: EvaluationParams,
     seed: Seed,
@@ -164,7 +164,7 @@ def run_agents(
         wanted = {i for ids in capability_suites.values() for i in ids}
         records = [t for t in records if t["task_id"] in wanted]
     trajectories = study.run_agents(
-        records, gold_subtasks, desktop, planner_pickle, agents.names, agents.noise_p, agents.retrieval,
+        records, gold_subtasks, desktop, planner, agents.names, agents.noise_p, agents.retrieval,
         evaluation.max_steps, evaluation.wait_limit, lambda name: substream(seed, "agent", name),
     )  # fmt: skip
     return pd.DataFrame(trajectories)
@@ -172,7 +172,7 @@ def run_agents(
 
 def run_transfer_study(
     training_tasks: dict,
-    planner_pickle: dict,
+    planner: dict,
     gold_subtasks: list[dict],
     desktop: dict,
     agents: AgentParams,
@@ -180,7 +180,7 @@ def run_transfer_study(
 ) -> pd.DataFrame:
     """Held-out branched tasks run with the graph-trained, chain-trained and rule resolvers."""
     return study.transfer_study(
-        training_tasks, planner_pickle, gold_subtasks, desktop, agents.retrieval,
+        training_tasks, planner, gold_subtasks, desktop, agents.retrieval,
         evaluation.max_steps, evaluation.wait_limit,
     )  # fmt: skip
 

@@ -79,7 +79,7 @@ def create_pipeline(**kwargs) -> Pipeline:
             Node(
                 nodes.train_planner,
                 ["training_tasks", "gold_subtasks_json", "params:train"],
-                "planner_pickle",
+                "planner_skops",
                 name="train_planner",
             ),
             Node(
@@ -89,7 +89,7 @@ def create_pipeline(**kwargs) -> Pipeline:
                     "capability_suites_json",
                     "gold_subtasks_json",
                     "desktop_raw_json",
-                    "planner_pickle",
+                    "planner_skops",
                     "params:agents",
                     "params:evaluation",
                     "params:seed",
@@ -102,7 +102,7 @@ def create_pipeline(**kwargs) -> Pipeline:
                 nodes.run_transfer_study,
                 [
                     "training_tasks",
-                    "planner_pickle",
+                    "planner_skops",
                     "gold_subtasks_json",
                     "desktop_raw_json",
                     "params:agents",
