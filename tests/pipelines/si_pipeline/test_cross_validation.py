@@ -210,25 +210,31 @@ def test_agrees_with_the_official_package(seed):
 
 @pytest.mark.slow
 def test_null_calibration_of_the_cv_test():
-    """Type-I error of the CV test at a small scale (R = 100, n = 60, p = 5): parametric and OC
-    uniform, naive anti-conservative."""
+    """Type-I error of the CV test at a small scale (R = 60, n = 60, p = 5): parametric and OC
+    uniform, naive anti-conservative.
+
+    R = 60 (was 100; each replicate costs ~0.8 CPU-s): the rejection bound is re-derived for it,
+    P(Binomial(60, 0.05) > 8) = 0.003 (R = 100 with <= 12: 0.0015); the KS checks keep their 1 %
+    false-alarm rate. On these replicates p**1.5 (rejection rate 0.14) and 0.6 * p still fail
+    the KS check (p = 0.002 and < 1e-4), as does the naive p-value."""
     from scipy import stats
 
     from paper_pipelines.pipelines.si_pipeline.experiments import replicate_tests
 
+    replications = 60
     cv = _cv({"op1": {"lasso": {"alpha": [0.08, 0.12]}}, "op2": {}}, folds=3)
     table, failures = replicate_tests(
         cv,
         {},
         lambda rng: synthetic_data(rng, 60, 5, 0.0, 3, 0.03),
-        100,
+        replications,
         5,
         1.0,
         {},
         "cv null test",
     )
-    assert failures == 0 and len(table) == 100
-    assert np.mean(table["p_parametric"] <= 0.05) <= 0.12
+    assert failures == 0 and len(table) == replications
+    assert (table["p_parametric"] <= 0.05).sum() <= 8
     assert stats.kstest(table["p_parametric"], "uniform").pvalue > 0.01
     assert stats.kstest(table["p_oc"], "uniform").pvalue > 0.01
     assert np.mean(table["p_naive"] <= 0.05) > np.mean(table["p_parametric"] <= 0.05)
