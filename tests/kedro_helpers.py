@@ -89,3 +89,25 @@ def block_network() -> Iterator[list]:
         yield attempts
     finally:
         socket.socket.connect, socket.create_connection = real_connect, real_create
+
+
+OTHER_SEED = 7  # tests.test_other_seed: every paper's fast run at a seed other than its default
+
+
+def assert_other_seed_contract(project_path: Path, slug: str, seed: int = OTHER_SEED) -> None:
+    """The latest fast run of ``slug`` in ``project_path``, made with ``{slug}.seed = seed`` only,
+    kept the paper's metrics contract, reported every claim and recorded success."""
+    import importlib
+
+    import pandas as pd
+
+    report = importlib.import_module(f"paper_pipelines.pipelines.{slug}.report")
+    reporting = project_path / "data/fast/08_reporting" / slug
+    metrics = latest_json(reporting / "metrics.json")
+    assert set(report.METRICS) <= set(metrics)
+    claims_path = reporting / "claims.parquet"
+    claims = pd.read_parquet(claims_path / versions_of(claims_path)[-1] / "claims.parquet")
+    assert list(claims["claim"]) == [c.id for c in report.CLAIMS]
+    record = latest_json(project_path / "data/fast/09_tracking/run_record.json")
+    assert record["status"] == "success"
+    assert record["runtime_params"] == {slug: {"seed": seed}}

@@ -6,6 +6,8 @@ import pytest
 from paper_pipelines.common.params import ParameterError
 from paper_pipelines.pipelines.ata.report import CLAIMS, METRICS
 from tests.kedro_helpers import (
+    OTHER_SEED,
+    assert_other_seed_contract,
     block_network,
     files_under,
     latest_json,
@@ -127,9 +129,11 @@ def test_same_seed_same_metrics(fast_run):
 
 
 def test_another_seed_moves_the_random_streams(project_copy, fast_run):
-    """ata.seed reaches every sub-stream: the instance shuffle, the simulation and the optimisation."""
+    """ata.seed reaches every sub-stream: the instance shuffle, the simulation and the optimisation.
+    The run is at tests.test_other_seed's OTHER_SEED, whose contract check that test leaves to here."""
     _, first = fast_run
-    run_session(project_copy, "ata", env="fast", runtime_params={"ata.seed": 1})
+    run_session(project_copy, "ata", env="fast", runtime_params={"ata.seed": OTHER_SEED})
+    assert_other_seed_contract(project_copy, "ata", OTHER_SEED)
     other = latest_json(project_copy / REPORTING / "metrics.json")
     for key in ("runtime_ratio_gta_over_fta", "initial_train_loss", "final_train_loss"):
         assert other[key] != first[key], key

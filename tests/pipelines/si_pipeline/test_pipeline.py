@@ -9,6 +9,8 @@ import pytest
 from paper_pipelines.common.params import ParameterError
 from paper_pipelines.pipelines.si_pipeline.report import CLAIMS, METRICS
 from tests.kedro_helpers import (
+    OTHER_SEED,
+    assert_other_seed_contract,
     files_under,
     make_project_copy,
     run_session,
@@ -39,7 +41,7 @@ REPORTING = "08_reporting/si_pipeline"
 
 
 def _first(path):
-    """The first run's version of a versioned dataset (runs 1 and 2: seed 0; run 3: seed 1)."""
+    """The first run's version of a versioned dataset (runs 1 and 2: seed 0; run 3: OTHER_SEED)."""
     return path / versions_of(path)[0] / path.name
 
 
@@ -59,11 +61,12 @@ def _metrics_versions(root) -> list[dict]:
 
 @pytest.fixture(scope="module")
 def fast_run(tmp_path_factory):
-    """Two fast runs with the same seed (for determinism), then one with seed 1; about 30 s in all."""
+    """Two fast runs with the same seed (for determinism), then one at tests.test_other_seed's
+    OTHER_SEED (that test leaves si_pipeline to this module); about 30 s in all."""
     project = make_project_copy(tmp_path_factory.mktemp("si_pipeline") / "project")
     run_session(project, "si_pipeline", env="fast")
     run_session(project, "si_pipeline", env="fast")
-    run_session(project, "si_pipeline", env="fast", runtime_params={"si_pipeline.seed": 1})
+    run_session(project, "si_pipeline", env="fast", runtime_params={"si_pipeline.seed": OTHER_SEED})
     return project
 
 
@@ -161,7 +164,7 @@ def test_same_seed_gives_same_metrics(root):
 
 
 def test_another_seed_changes_the_data(root):
-    """si_pipeline.seed drives every stream: seed 1 gives other demo data and other null datasets."""
+    """si_pipeline.seed drives every stream: OTHER_SEED gives other demo data and null datasets."""
     first, _, other = _metrics_versions(root)
     assert _strip(first) != _strip(other)
     tables = versions_of(root / OUT / "null_pvalues_table.parquet")
@@ -172,6 +175,11 @@ def test_another_seed_changes_the_data(root):
     versions = versions_of(data)
     a, b = (pd.read_parquet(data / v / data.name) for v in (versions[0], versions[-1]))
     assert not a["x0"].equals(b["x0"])
+
+
+def test_the_run_at_another_seed_keeps_the_contract(fast_run):
+    """tests.test_other_seed's check, on this module's run at OTHER_SEED (the latest one)."""
+    assert_other_seed_contract(fast_run, "si_pipeline", OTHER_SEED)
 
 
 @pytest.mark.parametrize(
