@@ -37,8 +37,11 @@ def _pipeline(slug: str):
 
 
 @functools.cache
-def _fast_parameters(slug: str) -> dict[str, Any]:
-    """The paper's parameters as the fast environment resolves them (base deep-merged with fast)."""
+def _all_fast_parameters() -> dict[str, Any]:
+    """Every paper's parameters as the fast environment resolves them (base deep-merged with fast).
+
+    Loaded once: the loader reads and merges every paper's files whichever slug is asked for, and
+    this runs at collection, once per xdist worker (it was ~1.5 s per paper, 20 times)."""
     from kedro.config import OmegaConfigLoader
 
     loader = OmegaConfigLoader(
@@ -47,7 +50,12 @@ def _fast_parameters(slug: str) -> dict[str, Any]:
         default_run_env="fast",
         merge_strategy={"parameters": "soft"},
     )
-    return loader["parameters"][slug]
+    return loader["parameters"]
+
+
+def _fast_parameters(slug: str) -> dict[str, Any]:
+    """The paper's parameters as the fast environment resolves them (callers copy before editing)."""
+    return _all_fast_parameters()[slug]
 
 
 def _unwrap(annotation: Any) -> tuple[Any, list]:
