@@ -1,0 +1,82 @@
+"""Crops, splits, the folder loader's column handling and the parameters' cross-block rules."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from paper_pipelines.pipelines.cpl_iqa import data
+from paper_pipelines.pipelines.cpl_iqa.parameters import (
+    DataParams,
+    EvaluationParams,
+    SplitParams,
+    Stage2Params,
+    check_across_blocks,
+)
+
+
+def test_as_rgb_repeats_grey_and_drops_alpha():
+    assert data.as_rgb(np.zeros((4, 5), np.uint8)).shape == (4, 5, 3)
+    assert data.as_rgb(np.zeros((4, 5, 4), np.uint8)).shape == (4, 5, 3)
+
+
+def test_random_crop_has_the_patch_size_and_respects_the_minimum_scale():
+    img = (np.random.default_rng(0).random((100, 80, 3)) * 255).astype(np.uint8)
+    crop, scale, top, left = data.random_crop(img, 40, (0.25, 0.3), np.random.default_rng(0))
+    assert crop.shape == (40, 40, 3)
+    assert scale == pytest.approx(0.5)  # 40 / 80 is the smallest scale that fits
+    assert top == 0 or top <= 100 - 80
+    with pytest.raises(ValueError, match="smaller than the patch"):
+        data.random_crop(img, 90, (0.5, 0.6), np.random.default_rng(0))
+
+
+def test_synthetic_set_logs_what_it_applied():
+    refs = {"a": (np.random.default_rng(0).random((64, 64, 3)) * 255).astype(np.uint8)}
+    pristine, distorted, log = data.make_synthetic_set(
+        refs, 6, 32, (0.5, 1.0), ["blur", "noise"], (1, 2), np.random.default_rng(0)
+    )
+    assert pristine.shape == distorted.shape == (6, 32, 32, 3)
+    assert list(log["image_id"]) == list(range(6))
+    assert set(log["n_distortions"]) <= {1, 2}
+    assert all(set(s.split("+")) <= {"blur", "noise"} for s in log["distortions"])
+    assert (log["distortions"].str.count(r"\+") + 1 == log["n_distortions"]).all()
+    with pytest.raises(ValueError, match="no reference image is at least 128"):
+        data.make_synthetic_set(refs, 1, 128, (0.5, 1), ["blur"], (1, 1), np.random.default_rng(0))
+
+
+def test_splits_are_disjoint_in_the_ratio_and_differ_by_seed():
+    streams = [np.random.default_rng(k) for k in range(2)]
+    splits = data.make_splits(50, [1.0, 3.0, 1.0], 2, streams)
+    for s in splits:
+        assert (len(s["labeled"]), len(s["unlabeled"]), len(s["test"])) == (10, 30, 10)
+        union = np.concatenate([s["labeled"], s["unlabeled"], s["test"]])
+        assert sorted(union.tolist()) == list(range(50))
+    assert not np.array_equal(splits[0]["labeled"], splits[1]["labeled"])
+
+
+def test_folder_loader_matches_names_and_reports_missing_columns():
+    images = {f"img{i}.jpg": np.full((10, 12, 3), i, np.uint8) for i in range(25)}
+    labels = pd.DataFrame({"Image_Name": [f"img{i}.jpg" for i in range(25)] + ["gone.jpg"],
+                           "MOS": np.arange(26.0)})  # fmt: skip
+    arr, table = data.load_folder_set(images, labels, 100, 8)
+    assert arr.shape == (25, 8, 8, 3) and list(table["mos"]) == list(np.arange(25.0))
+    with pytest.raises(ValueError, match="no MOS column"):
+        data.load_folder_set(images, labels.rename(columns={"MOS": "q"}), 100, 8)
+    with pytest.raises(ValueError, match="only 3 of the images"):
+        data.load_folder_set(dict(list(images.items())[:3]), labels, 100, 8)
+
+
+def test_cross_block_rules_name_the_keys():
+    d, s = DataParams(n_images=100), SplitParams()
+    check_across_blocks({"data": d, "split": s, "stage2": Stage2Params(knn_k=79)})
+    with pytest.raises(ValueError, match=r"cpl_iqa.stage2.knn_k=80 must be below the 80"):
+        check_across_blocks({"data": d, "split": s, "stage2": Stage2Params(knn_k=80)})
+    with pytest.raises(ValueError, match=r"leaves 1 labelled"):
+        check_across_blocks({"data": d, "split": SplitParams(ratio=[1.0, 98.0, 1.0])})
+    with pytest.raises(ValueError, match="scatter_seed=3"):
+        check_across_blocks({"data": d, "split": s, "evaluation": EvaluationParams(scatter_seed=3)})
+    with pytest.raises(ValueError, match="no labelled image"):
+        SplitParams(ratio=[0.0, 3.0, 1.0])
+    with pytest.raises(ValueError, match="rescale_min"):
+        DataParams(rescale_min=0.7, rescale_max=0.5)
+    with pytest.raises(ValueError, match="max_distortions=3 exceeds the 2"):
+        DataParams(distortions=["blur", "noise"])

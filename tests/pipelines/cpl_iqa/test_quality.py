@@ -1,0 +1,78 @@
+"""The hidden quality target: FR scores, latent quality, the simulated study, and MOS checks."""
+
+import numpy as np
+import pytest
+
+from paper_pipelines.pipelines.cpl_iqa import distortions, quality
+
+
+def image(seed=0, size=32):
+    rng = np.random.default_rng(seed)
+    base = np.linspace(0, 1, size)[None, :, None] * np.ones((size, size, 3))
+    return np.clip(base + 0.2 * rng.random((size, size, 3)), 0, 1)
+
+
+def test_identical_images_have_gmsd_zero_and_ssim_one():
+    x = image()
+    assert quality.gmsd(x, x) == pytest.approx(0.0, abs=1e-12)
+    assert quality.ssim(x, x) == pytest.approx(1.0)
+
+
+def test_fr_scores_worsen_with_the_noise_level():
+    x = image()
+    rng = np.random.default_rng(1)
+    mild, strong = distortions.noise(x, 0.1, rng), distortions.noise(x, 1.0, rng)
+    assert 0 < quality.gmsd(x, mild) < quality.gmsd(x, strong)
+    assert quality.ssim(x, strong) < quality.ssim(x, mild) < 1.0
+
+
+def test_gmsd_matches_its_definition_on_a_hand_built_case():
+    # a flat reference has zero gradient: GMS = c / (m_d^2 + c) wherever the distorted has an edge
+    ref = np.full((8, 8, 3), 0.5)
+    dis = ref.copy()
+    dis[:, 4:] = 1.0
+    y = distortions.luminance(dis) * 255
+    y = y.reshape(4, 2, 4, 2).mean(axis=(1, 3))
+    from scipy.ndimage import convolve
+
+    gx = convolve(y, quality.PREWITT_X, mode="nearest")
+    gy = convolve(y, quality.PREWITT_X.T, mode="nearest")
+    gms = quality.GMSD_C / (gx**2 + gy**2 + quality.GMSD_C)
+    assert quality.gmsd(ref, dis) == pytest.approx(float(np.std(gms)))
+
+
+def test_latent_quality_signs_each_score_so_higher_is_better():
+    scores = {"gmsd": np.array([0.0, 0.1, 0.2]), "ssim": np.array([1.0, 0.8, 0.6])}
+    latent = quality.latent_quality(scores)
+    z = np.array([-1.0, 0.0, 1.0]) * np.sqrt(1.5)
+    assert np.allclose(latent, -z)
+    only = quality.latent_quality({"ssim": np.array([0.5, 0.5])})
+    assert np.array_equal(only, [0.0, 0.0])
+
+
+def test_to_quality_scale_maps_min_and_max_to_the_ends():
+    assert np.allclose(quality.to_quality_scale(np.array([-2.0, 0.0, 2.0])), [1.0, 50.5, 100.0])
+    assert np.allclose(quality.to_quality_scale(np.array([3.0, 3.0])), [50.5, 50.5])
+    assert np.allclose(quality.to_quality_scale(np.array([0.0, 1.0]), 0.0, 10.0), [0.0, 10.0])
+
+
+def test_simulated_study_averages_noisy_ratings_clipped_to_the_scale():
+    q = np.array([1.0, 50.0, 100.0])
+    mos, sd = quality.simulate_study(q, 5, 0.0, np.random.default_rng(0))
+    assert np.array_equal(mos, q) and np.array_equal(sd, np.zeros(3))
+    mos, sd = quality.simulate_study(np.full(2000, 50.0), 15, 8.0, np.random.default_rng(0))
+    assert abs(mos.mean() - 50.0) < 0.2
+    assert mos.std() == pytest.approx(8.0 / np.sqrt(15), rel=0.1)
+    assert sd.mean() == pytest.approx(8.0, rel=0.1)
+    low, _ = quality.simulate_study(np.array([1.0]), 200, 8.0, np.random.default_rng(0))
+    assert 1.0 <= low[0] < 5.0  # ratings below 1 are clipped, so the MOS sits above the latent
+
+
+def test_check_mos_rejects_nan_and_constant_mos():
+    quality.check_mos(np.array([1.0, 2.0]), "x")
+    with pytest.raises(ValueError, match="x: MOS has 1 NaN/inf"):
+        quality.check_mos(np.array([1.0, np.nan]), "x")
+    with pytest.raises(ValueError, match="MOS is constant"):
+        quality.check_mos(np.array([3.0, 3.0]), "y")
+    with pytest.raises(ValueError, match="MOS has 0 NaN"):
+        quality.check_mos(np.array([]), "z")

@@ -1,0 +1,135 @@
+"""Stage 1 / Stage 2 losses and loops on tiny tensors; the network's shapes."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from paper_pipelines.pipelines.cpl_iqa import model as net
+from paper_pipelines.pipelines.cpl_iqa import training as tr
+from paper_pipelines.pipelines.cpl_iqa.parameters import Stage2Params
+
+
+def test_vector_cross_entropy_by_hand():
+    logits = torch.log(torch.tensor([[0.5, 0.25, 0.25], [0.1, 0.1, 0.8]]))
+    v = torch.tensor([[1.0, 0.0, 0.0], [0.0, 0.5, 0.5]])
+    ce = tr.vector_cross_entropy(logits, v)
+    assert torch.allclose(
+        ce, torch.tensor([math.log(2), -0.5 * math.log(0.1) - 0.5 * math.log(0.8)])
+    )
+
+
+def test_cpl_loss_weights_the_unlabelled_term_by_confidence():
+    logits = torch.log(torch.tensor([[0.5, 0.5], [0.25, 0.75], [0.5, 0.5]]))
+    v_l = torch.tensor([[1.0, 0.0]])
+    z_u = torch.tensor([[0.0, 1.0], [1.0, 0.0]])
+    w_u = torch.tensor([1.0, 0.5])
+    loss = tr.cpl_loss(logits[:1], v_l, logits[1:], z_u, w_u)
+    expected = math.log(2) + (1.0 * -math.log(0.75) + 0.5 * math.log(2)) / 2
+    assert float(loss) == pytest.approx(expected)
+    assert float(tr.cpl_loss(logits[:1], v_l, None, None, None)) == pytest.approx(math.log(2))
+    empty = torch.zeros((0, 2))
+    assert float(tr.cpl_loss(logits[:1], v_l, empty, empty, torch.zeros(0))) == pytest.approx(
+        math.log(2)
+    )
+
+
+def test_labeled_batches_cycle_through_permutations():
+    g = torch.Generator().manual_seed(0)
+    batches = tr.labeled_batches(5, 2, 5, g)
+    assert [len(b) for b in batches] == [2, 2, 2, 2, 2]
+    assert sorted(torch.cat(batches[:2]).tolist()) != []  # fresh permutation after two batches
+    assert len(set(torch.cat(batches[:2]).tolist())) == 4
+    assert all(0 <= int(i) < 5 for b in batches for i in b)
+
+
+def test_networks_give_embeddings_and_bin_logits():
+    cnn = net.build_network("small_cnn", 8, 5, [4, 6], [], 0)
+    x = torch.randint(0, 255, (3, 3, 16, 16), dtype=torch.uint8)
+    assert cnn(x).shape == (3, 5) and cnn.embed(x).shape == (3, 8)
+    assert (cnn.embed(x) >= 0).all()  # ReLU embedding
+    mlp = net.build_network("feature_mlp", 4, 5, [], [7, 6], 3)
+    assert mlp(torch.randn(2, 3)).shape == (2, 5)
+    assert mlp.backbone.width == 6
+    assert net.build_network("feature_mlp", 4, 5, [], [], 3).backbone.width == 3
+    with pytest.raises(ValueError, match="unknown backbone 'vit'"):
+        net.build_network("vit", 4, 5, [], [], 3)
+
+
+def tiny_problem(n=40, bins=5, seed=0):
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((n, 3)).astype(np.float32)
+    score = 1 + (bins - 1) * (np.tanh(x[:, 0]) + 1) / 2
+    from paper_pipelines.pipelines.cpl_iqa.labels import two_bin_label
+
+    return torch.as_tensor(x), two_bin_label(score, bins), score
+
+
+def test_train_supervised_lowers_the_loss():
+    x, v, _ = tiny_problem()
+    torch.manual_seed(0)
+    model = net.build_network("feature_mlp", 8, 5, [], [16], 3)
+    vt = torch.as_tensor(v, dtype=torch.float32)
+    with torch.no_grad():
+        before = float(tr.vector_cross_entropy(model(x), vt).mean())
+    tr.train_supervised(model, x, vt, 30, 1e-2, 0.0, 8, torch.Generator().manual_seed(0), "cpu")
+    model.eval()
+    after = float(tr.vector_cross_entropy(model(x), vt).mean())
+    assert after < before - 0.3
+
+
+def test_predict_and_embed_give_distributions_and_embeddings():
+    x, _, _ = tiny_problem(n=7)
+    model = net.build_network("feature_mlp", 4, 5, [], [6], 3)
+    p = tr.predict_distribution(model, x, "cpu", batch=3)
+    assert p.shape == (7, 5) and np.allclose(p.sum(axis=1), 1.0)
+    assert tr.embed(model, x, "cpu", batch=2).shape == (7, 4)
+    assert tr.srcc(np.array([1.0, 2.0, 3.0]), np.array([3.0, 2.0, 1.0])) == pytest.approx(-1.0)
+    assert tr.srcc(np.ones(3), np.array([3.0, 2.0, 1.0])) == 0.0
+
+
+@pytest.mark.parametrize("mode", ["cpl", "supervised", "oracle"])
+def test_run_stage2_logs_each_round_and_pseudo_labels_only_for_cpl(mode):
+    x, v, score = tiny_problem(n=60)
+    torch.manual_seed(0)
+    model = net.build_network("feature_mlp", 8, 5, [], [16], 3)
+    stage2 = Stage2Params(
+        rounds=2, epochs_per_round=1, knn_k=5, batch_labeled=8, batch_unlabeled=16
+    )
+    setting = tr.Stage2Setting(mode, 0.9, "entropy")
+    model, log = tr.run_stage2(
+        model, x[:20], v[:20], x[20:], setting, stage2, 5, score[20:],
+        torch.Generator().manual_seed(0), "cpu", oracle_u=v[20:],
+    )  # fmt: skip
+    assert [row["round"] for row in log] == [1, 2]
+    assert all(np.isfinite(row["loss"]) and row["train_seconds"] >= 0 for row in log)
+    has_pseudo = "pseudo_srcc" in log[0]
+    assert has_pseudo == (mode == "cpl")
+    if mode == "cpl":
+        assert -1 <= log[0]["pseudo_srcc"] <= 1 and log[0]["isolated"] == 0
+        assert 0 < log[0]["mean_confidence"] <= 1
+
+
+def test_the_supervised_control_takes_the_same_number_of_steps():
+    x, v, score = tiny_problem(n=60)
+    calls = {}
+    for mode in ("cpl", "supervised"):
+        model = net.build_network("feature_mlp", 8, 5, [], [16], 3)
+        opt = torch.optim.SGD(model.parameters(), lr=0.0)
+        steps = []
+        original = opt.step
+
+        def counting(*a, _orig=original, _steps=steps, **k):
+            _steps.append(1)
+            return _orig(*a, **k)
+
+        opt.step = counting
+        z = torch.as_tensor(v[20:], dtype=torch.float32) if mode == "cpl" else None
+        w = torch.ones(40) if mode == "cpl" else None
+        tr.train_mixed_epoch(
+            model, opt, x[:20], torch.as_tensor(v[:20], dtype=torch.float32),
+            x[20:] if mode == "cpl" else None, z, w, 8, 16, 3, torch.Generator(), "cpu",
+        )  # fmt: skip
+        calls[mode] = len(steps)
+    assert calls == {"cpl": 3, "supervised": 3}
