@@ -79,7 +79,7 @@ def test_metrics_keep_their_contract(root):
     metrics = _first_json(root / REPORTING / "metrics.json")
     for key in [*CONTRACT, *METRICS]:
         assert key in metrics, key
-    assert metrics["n_null_replications"] == 20
+    assert metrics["n_null_replications"] == 10
     for key in CONTRACT[:5]:
         assert 0.0 <= metrics[key] <= 1.0
     assert 0.0 < metrics["mean_seconds_per_test"] < 5.0
@@ -90,7 +90,7 @@ def test_metrics_keep_their_contract(root):
 def test_cv_inside_the_test(root):
     """fast: op1 with lasso alpha in {0.08, 0.12}, 3 folds."""
     metrics = _first_json(root / REPORTING / "metrics.json")
-    assert metrics["n_null_replications_cv"] == 6 and metrics["n_failed_tests_cv"] == 0
+    assert metrics["n_null_replications_cv"] == 4 and metrics["n_failed_tests_cv"] == 0
     for key in CV_KEYS:
         assert 0.0 <= metrics[key] <= 1.0, key
     cv = _first_json(root / OUT / "cv_choice.json")
