@@ -2,6 +2,7 @@
 
 import pandas as pd
 import pytest
+import torch
 
 from tests.kedro_helpers import (
     block_network,
@@ -103,3 +104,27 @@ def test_a_folder_run_without_its_label_csv_fails_in_the_first_node():
         load_source_images({"a.jpg": None}, None, folder)
     with pytest.raises(ValueError, match=r"needs cpl_iqa\.real_images;"):
         load_source_images(None, pd.DataFrame({"image": [], "mos": []}), folder)
+
+
+# The paper-scale backbone (transformers' ResNet): here, not in a unit-test file, because importing
+# transformers costs seconds that every mutant would pay again.
+def test_resnet101_backbone_has_the_paper_depth_and_a_2048_wide_output(monkeypatch):
+    from paper_pipelines.pipelines.cpl_iqa import model as net
+
+    assert net.RESNET101_DEPTHS == (3, 4, 23, 3)
+    # one block per stage keeps the test fast; the wiring is the same as at depth 101
+    monkeypatch.setattr(net, "RESNET101_DEPTHS", (1, 1, 1, 1))
+    torch.manual_seed(0)
+    model = net.build_network("resnet101", 16, 100, [], [], 0)
+    assert model.backbone.net.config.depths == [1, 1, 1, 1]
+    model.eval()
+    with torch.no_grad():
+        out = model.backbone(torch.zeros((1, 3, 32, 32), dtype=torch.uint8))
+    assert out.shape == (1, 2048)
+    assert model.head.out_features == 100 and model.embedding[0].in_features == 2048
+    state = {k: torch.full_like(v, 0.5) if v.is_floating_point() else v
+             for k, v in model.backbone.net.state_dict().items()}  # fmt: skip
+    again = net.build_network("resnet101", 16, 100, [], [], 0, backbone_state=state)
+    first = next(k for k, v in state.items() if v.is_floating_point())
+    assert torch.equal(again.backbone.net.state_dict()[first], state[first])
+    assert torch.allclose(model.backbone.mean.flatten(), torch.tensor(net.IMAGENET_MEAN))

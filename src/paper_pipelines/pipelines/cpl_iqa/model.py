@@ -13,6 +13,7 @@ from torch import nn
 
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
 IMAGENET_STD = (0.229, 0.224, 0.225)
+RESNET101_DEPTHS = (3, 4, 23, 3)  # bottleneck blocks per stage (He et al. 2016, Table 1)
 
 
 class IQANet(nn.Module):
@@ -71,12 +72,12 @@ class FeatureMLP(nn.Module):
 class ResNet101(nn.Module):
     """transformers' ResNet-101 (torchvision layout of stages [3, 4, 23, 3]) -> 2048-d pooled features."""
 
-    def __init__(self) -> None:
+    def __init__(self, depths: tuple[int, ...] = RESNET101_DEPTHS) -> None:
         super().__init__()
         from transformers import ResNetConfig, ResNetModel
 
         config = ResNetConfig(
-            depths=[3, 4, 23, 3],
+            depths=list(depths),
             hidden_sizes=[256, 512, 1024, 2048],
             layer_type="bottleneck",
             embedding_size=64,
@@ -107,7 +108,7 @@ def build_network(
         body = FeatureMLP(in_dim, hidden)
         width = body.width
     elif backbone == "resnet101":
-        body = ResNet101()
+        body = ResNet101(RESNET101_DEPTHS)
         width = 2048
         if backbone_state is not None:
             body.net.load_state_dict(backbone_state, strict=False)

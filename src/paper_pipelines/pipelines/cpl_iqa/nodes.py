@@ -12,7 +12,7 @@ from matplotlib.figure import Figure
 from paper_pipelines.common.claims import evaluate_claims
 from paper_pipelines.common.runtime import apply_runtime, substream
 
-from . import baselines, data, figures, quality, report, study
+from . import data, figures, quality, report, study
 from .features import feature_matrix
 from .labels import convert_labels, rescale_mos
 from .parameters import (
@@ -144,24 +144,10 @@ def train_classical_baselines(
     baselines_params: BaselineParams,
 ) -> tuple[dict, pd.DataFrame]:  # fmt: skip
     """NSS + SVR on each split's labelled images; the pretrained BRISQUE SVR's scores when installed."""
-    mos = mos_table["mos"].to_numpy(float)
-    models, rows = {}, []
-    brisque = (
-        baselines.brisque_scores(iqa_images["distorted"])
-        if baselines_params.brisque_pretrained
-        else None
-    )
-    for name, split in splits.items():
-        k, test = int(name.removeprefix("split")), split["test"]
-        if baselines_params.nss_svr:
-            models[name] = baselines.fit_nss_svr(
-                nss_features[split["labeled"]], mos[split["labeled"]],
-                baselines_params.svr_c, baselines_params.svr_gamma,
-            )  # fmt: skip
-            rows += _rows("nss_svr", k, test, models[name].predict(nss_features[test]))
-        if brisque is not None:
-            rows += _rows("brisque_pretrained", k, test, -brisque[test])  # lower = better
-    return models, pd.DataFrame(rows, columns=["method", "split", "image_id", "prediction"])
+    return study.run_classical_baselines(
+        nss_features, iqa_images["distorted"], mos_table["mos"].to_numpy(float), _splits(splits),
+        baselines_params,
+    )  # fmt: skip
 
 
 # ---------------------------------------------------------------- evaluate
@@ -210,10 +196,3 @@ def plot_pseudo_labels(pseudo_label_log: pd.DataFrame) -> Figure:
 
 def _splits(splits: dict) -> list[dict]:
     return [splits[f"split{k}"] for k in range(len(splits))]
-
-
-def _rows(method: str, k: int, idx: np.ndarray, values: np.ndarray) -> list[dict]:
-    return [
-        {"method": method, "split": k, "image_id": int(i), "prediction": float(v)}
-        for i, v in zip(idx, values, strict=True)
-    ]

@@ -15,6 +15,7 @@ import torch
 from paper_pipelines.common.progress import progress
 from paper_pipelines.common.runtime import substream_seed
 
+from . import baselines
 from . import features as nss
 from .labels import expected_score, unscale_score
 from .model import build_network
@@ -147,3 +148,29 @@ def run_stage2_variants(
         }
         rows += _predictions(net, x, split["test"], variant.name, k, device, labels.bins, low, high)
     return states, pd.DataFrame(rows), pd.DataFrame(logs)
+
+
+def run_classical_baselines(
+    features, images, mos, splits, baselines_params
+) -> tuple[dict, pd.DataFrame]:
+    """NSS + SVR fitted on each split's labelled images; BRISQUE (lower = better, negated) if installed."""
+    models, rows = {}, []
+    brisque = baselines.brisque_scores(images) if baselines_params.brisque_pretrained else None
+    for k, split in enumerate(splits):
+        test = split["test"]
+        if baselines_params.nss_svr:
+            models[f"split{k}"] = baselines.fit_nss_svr(
+                features[split["labeled"]], mos[split["labeled"]],
+                baselines_params.svr_c, baselines_params.svr_gamma,
+            )  # fmt: skip
+            rows += _rows("nss_svr", k, test, models[f"split{k}"].predict(features[test]))
+        if brisque is not None:
+            rows += _rows("brisque_pretrained", k, test, -brisque[test])
+    return models, pd.DataFrame(rows, columns=["method", "split", "image_id", "prediction"])
+
+
+def _rows(method: str, k: int, idx: np.ndarray, values: np.ndarray) -> list[dict]:
+    return [
+        {"method": method, "split": k, "image_id": int(i), "prediction": float(v)}
+        for i, v in zip(idx, values, strict=True)
+    ]
