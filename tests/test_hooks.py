@@ -1,12 +1,27 @@
 """Project hooks: clear errors before anything runs, and nothing saved is touched."""
 
 import shutil
+from pathlib import Path
 
 import pytest
 from kedro.config import MissingConfigException
 from kedro.framework.hooks import hook_impl
 
-from tests.kedro_helpers import files_under, latest_json, run_session
+from tests.kedro_helpers import files_under, latest_json, make_project_copy, run_session
+
+
+@pytest.fixture(scope="module")
+def sliced_once(tmp_path_factory):
+    """A project after one good run of dlp up to allocate_sparsity (the state both tests below
+    start from); each test works on its own copy of it, so the slice runs once, not twice."""
+    project = make_project_copy(tmp_path_factory.mktemp("hooks") / "project")
+    run_session(project, "dlp", env="fast", to_nodes=["dlp.allocate_sparsity"])
+    return project
+
+
+@pytest.fixture
+def sliced_copy(sliced_once, tmp_path):
+    return Path(shutil.copytree(sliced_once, tmp_path / "project", symlinks=True))
 
 
 def test_missing_parameter_file_names_the_file_and_writes_nothing(project_copy):
@@ -30,9 +45,9 @@ def test_unknown_environment_names_the_missing_folder(project_copy):
         run_session(project_copy, "dlp", env="nosuchenv")
 
 
-def test_failed_run_is_recorded_and_keeps_earlier_versions(project_copy):
+def test_failed_run_is_recorded_and_keeps_earlier_versions(sliced_copy):
     # a run that completes, then one that fails in a node: the first run's outputs stay the latest
-    run_session(project_copy, "dlp", env="fast", to_nodes=["dlp.allocate_sparsity"])
+    project_copy = sliced_copy
     before = {p: p.read_bytes() for p in files_under(project_copy / "data")}
     shutil.rmtree(project_copy / "data/fast/05_model_input")  # input of the next slice
     with pytest.raises(FileNotFoundError):
@@ -75,10 +90,10 @@ class _FailAfter:
             raise RuntimeError(f"injected failure in {node.name}")
 
 
-def test_a_failed_run_never_becomes_latest(project_copy):
+def test_a_failed_run_never_becomes_latest(sliced_copy):
     from kedro.framework.session import KedroSession
 
-    run_session(project_copy, "dlp", env="fast", to_nodes=["dlp.allocate_sparsity"])
+    project_copy = sliced_copy
     data = project_copy / "data/fast"
     good = {p: p.read_bytes() for p in files_under(data) if "09_tracking" not in p.parts}
     with KedroSession.create(project_path=project_copy, env="fast") as session:
