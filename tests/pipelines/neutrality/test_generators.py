@@ -6,6 +6,7 @@ import pandas as pd
 import pytest
 from kedro.io import DatasetError
 
+from paper_pipelines.common import generation
 from paper_pipelines.common.lm import load_causal_lm
 from paper_pipelines.datasets import CausalLMDataset
 from paper_pipelines.pipelines.neutrality import baselines, generators
@@ -49,24 +50,24 @@ def test_symmetric_policy_answers_both_personas_alike():
 
 
 def test_strip_think():
-    assert generators.strip_think("<think>plan</think> Answer.") == "Answer."
-    assert generators.strip_think("no tags") == "no tags"
+    assert generation.strip_think("<think>plan</think> Answer.") == "Answer."
+    assert generation.strip_think("no tags") == "no tags"
 
 
 def test_hf_path_batched_greedy_in_input_order():
     """The real-LM code path (chat template, left padding, greedy batches) on a tiny random LLaMA."""
     lm = load_causal_lm("tiny_random")
-    model, tok = lm.model, generators.prepare_for_generation(lm.tokenizer)
+    model, tok = lm.model, generation.prepare_for_generation(lm.tokenizer)
     assert tok.padding_side == "left" and tok.pad_token is not None
     prompts = ["short", "a much longer prompt about voting and elections", "mid length one"]
-    first = generators.generate_batched(model, tok, prompts, max_new_tokens=5, batch_size=2)
-    again = generators.generate_batched(model, tok, prompts, max_new_tokens=5, batch_size=2)
+    first = generation.generate_batched(model, tok, prompts, max_new_tokens=5, batch_size=2)
+    again = generation.generate_batched(model, tok, prompts, max_new_tokens=5, batch_size=2)
     assert [r["response"] for r in first] == [r["response"] for r in again]  # greedy: deterministic
     assert len(first) == 3 and all(isinstance(r["response"], str) and r["response"] for r in first)
     assert all(0 <= r["n_tokens"] <= 5 for r in first)
-    single = generators.generate_batched(model, tok, prompts[1:2], max_new_tokens=5, batch_size=1)
+    single = generation.generate_batched(model, tok, prompts[1:2], max_new_tokens=5, batch_size=1)
     assert single[0]["response"] == first[1]["response"]  # left padding does not change the answer
-    text = generators.chat_inputs(["hi"], tok, True, "sys")[0]
+    text = generation.chat_inputs(["hi"], tok, True, "sys")[0]
     assert text == "[system] sys\n[user] hi\n[assistant] "
 
 
@@ -122,7 +123,7 @@ class _Plain:
 
 def test_a_device_map_placed_model_is_used_as_loaded():
     placed = _Placed()
-    assert generators.place_model(placed, "cuda") is placed
+    assert generation.place_model(placed, "cuda") is placed
     plain = _Plain()
-    assert generators.place_model(plain, "cpu") is plain
+    assert generation.place_model(plain, "cpu") is plain
     assert plain.moved_to == "cpu"

@@ -28,6 +28,7 @@ AGENTS = [
     "noisy_oracle",
     "instruction_planner",
     "learned_planner",
+    "lm_agent",
 ]
 
 
@@ -109,6 +110,8 @@ def test_results_have_one_row_per_agent_and_resolver(fast_run):
     ]
     by = results.set_index("method")
     assert by.loc["oracle_contiguous", "success"] == 1.0 and by.loc["random", "success"] == 0.0
+    # the LM agent runs on the first task of each capability suite only (a model is slow)
+    assert 1 <= by.loc["lm_agent", "n_tasks"] <= 10 < by.loc["random", "n_tasks"]
     scores = _table(fast_run, "07_model_output/omnibench/task_scores_table.parquet")
     assert set(scores["agent"]) == set(AGENTS)
     caps = _table(fast_run, "07_model_output/omnibench/capability_scores_table.parquet")

@@ -176,3 +176,49 @@ def test_training_sets_and_transfer(bench):
     table = study.transfer_study(sets, planner, gold, desktop, "tfidf", 200, 20)
     assert list(dict.fromkeys(table["resolver"])) == ["graph_trained", "chain_trained", "rule"]
     assert len(table) == 9 and table["completion"].between(0, 1).all()
+
+
+def test_the_lm_agent_runs_only_on_its_tasks_and_acts_on_the_model_s_reply(bench):
+    """A scripted 'model' that clicks the first control: the LM agent's replies reach the simulator."""
+    desktop, gold, composition, raw, stats, tasks, acceptance = bench
+    prompts = []
+
+    def generate(prompt):
+        prompts.append(prompt)
+        label = prompt.split("- [", 1)[1].split("]", 1)[0]
+        return f"I will press it: click_input({label})"
+
+    chosen = {tasks[0]["task_id"], tasks[2]["task_id"]}
+    trajectories = study.run_agents(
+        tasks, gold, desktop, {"graph": None}, ["lm_agent", "random"], 0.05, "tfidf", 200, 20,
+        lambda n: np.random.default_rng(0), generate, chosen,
+    )  # fmt: skip
+    lm = [t for t in trajectories if t["agent"] == "lm_agent"]
+    assert {t["task_id"] for t in lm} == chosen
+    assert sum(t["agent"] == "random" for t in trajectories) == len(tasks)
+    # the same click every step makes no progress: the stop rule ends it after 20 steps
+    assert all(t["steps"] == 21 for t in lm) and len(prompts) == 2 * 21
+    assert prompts[0].startswith(f"Task: {tasks[0]['instruction']}")
+    with pytest.raises(ValueError, match="lm_agent needs a model"):
+        study.make_agent("lm_agent", {}, None, {}, 0.0, np.random.default_rng(0))
+
+
+def test_lm_generator_is_greedy_and_answers_one_prompt_with_a_string():
+    from paper_pipelines.common.lm import load_causal_lm
+    from paper_pipelines.pipelines.omnibench import agents as ag
+
+    generate = ag.lm_generator(load_causal_lm("tiny_random"), 3, "Reply with one action.", "cpu")
+    first = generate("Task: open the file")
+    assert isinstance(first, str) and first == generate("Task: open the file")
+
+
+def test_lm_agent_without_a_model_names_the_catalog_entry():
+    from paper_pipelines.common.params import RuntimeParams
+    from paper_pipelines.pipelines.omnibench import nodes
+    from paper_pipelines.pipelines.omnibench.parameters import AgentParams, EvaluationParams
+
+    with pytest.raises(ValueError, match="omnibench.agent_lm holds no model"):
+        nodes.run_agents(
+            pd.DataFrame(), {}, [], {}, {}, None, AgentParams(names=["lm_agent"]),
+            EvaluationParams(), 0, RuntimeParams(),
+        )  # fmt: skip

@@ -8,6 +8,7 @@ from typing import Any
 
 import pandas as pd
 
+from paper_pipelines.common import generation
 from paper_pipelines.common.claims import evaluate_claims
 from paper_pipelines.common.lm import CausalLM
 from paper_pipelines.common.runtime import apply_runtime, seed_everything, substream_seed
@@ -131,7 +132,7 @@ def _llm_judge(
     if judge_lm is None:
         return None
     j = judge.llm
-    complete = generators.completer(
+    complete = generation.completer(
         judge_lm, j.max_new_tokens, j.batch_size, apply_runtime(runtime)
     )
     return judges.LLMJudge(complete, j.n_evals)

@@ -246,6 +246,24 @@ class LMAgent:
         return parse_action(self.generate(render_prompt(self.instruction, observation)))
 
 
+def lm_generator(lm, max_new_tokens: int, system_prompt: str | None, device: str):
+    """prompt -> reply of a causal LM (``common.lm.CausalLM``): chat template, greedy, one prompt a step."""
+    from paper_pipelines.common.generation import (
+        generate_batched,
+        place_model,
+        prepare_for_generation,
+    )
+
+    model = place_model(lm.model, device)
+    tok = prepare_for_generation(lm.tokenizer)
+
+    def generate(prompt: str) -> str:
+        reply = generate_batched(model, tok, [prompt], max_new_tokens, 1, True, system_prompt)
+        return reply[0]["response"]
+
+    return generate
+
+
 def render_prompt(instruction: str, observation: dict) -> str:
     """The screen_a11y prompt's content: the task, the app, the control list, the visible files."""
     lines = [f"Task: {instruction}", f"Current app: {observation['app']}", "Controls:"]

@@ -10,7 +10,7 @@ from paper_pipelines.common.figures import PALETTE, method_colour, new_figure
 
 from .taskgraph import DIMENSIONS, LEVELS
 
-# One distinct colour and style per agent (CRC32 colours collide for these six names).
+# One distinct colour and style per agent (CRC32 colours collide for these names).
 AGENT_STYLE = {
     "random": (PALETTE[7], ":"),
     "oracle_contiguous": (PALETTE[2], "-"),
@@ -18,6 +18,7 @@ AGENT_STYLE = {
     "noisy_oracle": (PALETTE[3], "-"),
     "instruction_planner": (PALETTE[0], "-"),
     "learned_planner": (PALETTE[4], "-."),
+    "lm_agent": (PALETTE[5], (0, (5, 1, 1, 1))),
 }
 
 

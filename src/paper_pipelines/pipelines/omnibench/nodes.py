@@ -9,8 +9,10 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from paper_pipelines.common.claims import evaluate_claims
+from paper_pipelines.common.lm import CausalLM
 from paper_pipelines.common.runtime import apply_runtime, substream
 
+from . import agents as ag
 from . import capabilities, data, figures, report, study
 from .discovery import discover_subtasks as discover
 from .parameters import (
@@ -152,20 +154,38 @@ def run_agents(
     gold_subtasks: list[dict],
     desktop: dict,
     planner: dict,
+    agent_lm: CausalLM | None,
     agents: AgentParams,
     evaluation: EvaluationParams,
     seed: Seed,
     runtime: RuntimeParams,
 ) -> pd.DataFrame:
-    """Every agent on the benchmark (or on the capability suites' tasks); one trajectory per run."""
-    apply_runtime(runtime)
+    """Every agent on the benchmark (or on the capability suites' tasks); one trajectory per run.
+
+    The LM agent (``agent_lm``, a causal LM from the catalog) runs on the first
+    ``agents.lm.tasks_per_capability`` tasks of each capability suite.
+    """
+    device = apply_runtime(runtime)
     records = _records(tasks)
     if agents.run_on == "suites":
         wanted = {i for ids in capability_suites.values() for i in ids}
         records = [t for t in records if t["task_id"] in wanted]
+    generate, lm_ids = None, None
+    if "lm_agent" in agents.names:
+        if agent_lm is None:
+            raise ValueError(
+                "omnibench.agents.names includes lm_agent but the catalog entry omnibench.agent_lm "
+                "holds no model: point it at one (conf/base/catalog/omnibench.yml) or drop lm_agent"
+            )
+        lm = agents.lm
+        logger.info("lm_agent is %s on %s", agent_lm.name, device)
+        generate = ag.lm_generator(agent_lm, lm.max_new_tokens, lm.system_prompt, device)
+        k = lm.tasks_per_capability
+        lm_ids = {i for ids in capability_suites.values() for i in ids[:k]}
     trajectories = study.run_agents(
         records, gold_subtasks, desktop, planner, agents.names, agents.noise_p, agents.retrieval,
         evaluation.max_steps, evaluation.wait_limit, lambda name: substream(seed, "agent", name),
+        generate, lm_ids,
     )  # fmt: skip
     return pd.DataFrame(trajectories)
 

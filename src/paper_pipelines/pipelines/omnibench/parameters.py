@@ -39,6 +39,7 @@ AgentName = Literal[
     "noisy_oracle",
     "instruction_planner",
     "learned_planner",
+    "lm_agent",
 ]
 # The seven capabilities the paper names, then three slots whose names we could not verify (spec 4c).
 Capability = Literal[
@@ -136,6 +137,21 @@ class CapabilityParams(ParamsModel):
         return value
 
 
+class LMAgentParams(ParamsModel):
+    """The LM agent: a causal LM (catalog entry ``omnibench.agent_lm``) prompted with each observation.
+
+    A model is slow next to the scripted agents (seconds per step on a CPU), so it runs on the first
+    ``tasks_per_capability`` tasks of every capability suite rather than on the whole benchmark.
+    """
+
+    tasks_per_capability: int = Field(1, ge=1)
+    max_new_tokens: int = Field(32, ge=1)
+    system_prompt: str | None = (
+        "You operate a desktop app. Reply with exactly one action and nothing else: "
+        "click_input(<label>), set_edit_text(<label>, <text>), keyboard_input(<keys>) or FINISH."
+    )
+
+
 class AgentParams(ParamsModel):
     """The agents evaluated on the benchmark and their knobs."""
 
@@ -153,6 +169,7 @@ class AgentParams(ParamsModel):
         ],
         min_length=1,
     )
+    lm: LMAgentParams = Field(default_factory=LMAgentParams)
 
 
 class TrainParams(ParamsModel):

@@ -90,6 +90,7 @@ def create_pipeline(**kwargs) -> Pipeline:
                     "gold_subtasks_json",
                     "desktop_raw_json",
                     "planner_skops",
+                    "agent_lm",
                     "params:agents",
                     "params:evaluation",
                     "params:seed",

@@ -164,9 +164,9 @@ def validate_benchmark(
 
 # ---------------------------------------------------------------- agents
 def make_agent(
-    name: str, gold_by_id: dict, retriever, planner: dict, noise_p: float, rng
+    name: str, gold_by_id: dict, retriever, planner: dict, noise_p: float, rng, generate=None
 ) -> ag.Agent:
-    """One of the six agents by name (spec's baselines)."""
+    """One of the six scripted agents by name (spec's baselines), or the LM agent on ``generate``."""
     if name == "random":
         return ag.RandomAgent(rng)
     if name == "oracle_contiguous":
@@ -179,6 +179,10 @@ def make_agent(
         return ag.PlannerAgent(name, retriever, ag.resolve_rule, 0.0, rng)
     if name == "learned_planner":
         return ag.PlannerAgent(name, retriever, LearnedResolver(planner.get("graph")), 0.0, rng)
+    if name == "lm_agent":
+        if generate is None:
+            raise ValueError("lm_agent needs a model: pass generate (prompt -> reply)")
+        return ag.LMAgent(generate)
     raise ValueError(f"unknown agent {name!r}")
 
 
@@ -193,14 +197,21 @@ def run_agents(
     max_steps: int,
     wait_limit: int,
     seed_stream,
+    lm_generate=None,
+    lm_task_ids: set[str] | None = None,
 ) -> list[dict]:
-    """Every agent on every task; one trajectory record per (agent, task)."""
+    """Every agent on every task (the LM agent on ``lm_task_ids`` only); one record per (agent, task)."""
     gold_by_id = {g["id"]: g for g in gold}
     retriever = ag.Retriever(gold, retrieval)
     out = []
     for name in names:
-        agent = make_agent(name, gold_by_id, retriever, planner, noise_p, seed_stream(name))
-        for task in progress(tasks, f"omnibench {name}", logger=logger):
+        agent = make_agent(
+            name, gold_by_id, retriever, planner, noise_p, seed_stream(name), lm_generate
+        )
+        todo = tasks
+        if name == "lm_agent" and lm_task_ids is not None:
+            todo = [t for t in tasks if t["task_id"] in lm_task_ids]
+        for task in progress(todo, f"omnibench {name}", logger=logger):
             episode = ag.run_episode(
                 agent, task, desktop, node_checks(task, gold_by_id), max_steps, wait_limit
             )
