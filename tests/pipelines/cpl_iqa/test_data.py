@@ -80,3 +80,60 @@ def test_cross_block_rules_name_the_keys():
         DataParams(rescale_min=0.7, rescale_max=0.5)
     with pytest.raises(ValueError, match="max_distortions=3 exceeds the 2"):
         DataParams(distortions=["blur", "noise"])
+
+
+def test_crop_windows_stay_inside_the_image_and_are_resized_with_lanczos():
+    from PIL import Image
+
+    img = (np.random.default_rng(0).random((90, 70, 3)) * 255).astype(np.uint8)
+    for s in range(60):
+        crop, scale, top, left = data.random_crop(img, 20, (0.3, 0.6), np.random.default_rng(s))
+        side = min(70, int(round(20 / scale)))
+        assert top + side <= 90 and left + side <= 70
+    window = Image.fromarray(img[top : top + side, left : left + side])
+    assert np.array_equal(crop, np.asarray(window.resize((20, 20), Image.Resampling.LANCZOS)))
+
+
+def test_synthetic_images_are_the_logged_distortions_of_the_pristine_crops():
+    from paper_pipelines.pipelines.cpl_iqa.distortions import apply_mixture, to_uint8
+
+    refs = {"a": (np.random.default_rng(1).random((64, 64, 3)) * 255).astype(np.uint8)}
+    pristine, distorted, log = data.make_synthetic_set(
+        refs, 8, 32, (0.5, 1.0), ["contrast", "saturation"], (1, 2), np.random.default_rng(0)
+    )
+    levels = [[float(v) for v in s.split("+")] for s in log["levels"]]
+    assert all(0.0 <= v < 1.0 for lv in levels for v in lv)
+    assert len({v for lv in levels for v in lv}) > 4
+    for i, row in log.iterrows():
+        names = row["distortions"].split("+")
+        # contrast and saturation use no randomness: the log reproduces the image to rounding
+        again = to_uint8(apply_mixture(pristine[i] / 255.0, names, levels[i], None))
+        assert np.abs(again.astype(int) - distorted[i].astype(int)).max() <= 2
+
+
+def test_split_sizes_follow_an_unequal_ratio():
+    splits = data.make_splits(50, [2.0, 2.0, 1.0], 1, [np.random.default_rng(0)])
+    assert (len(splits[0]["labeled"]), len(splits[0]["unlabeled"]), len(splits[0]["test"])) == (
+        20, 20, 10,
+    )  # fmt: skip
+
+
+def test_folder_loader_skips_missing_images_and_loads_partitions_lazily():
+    images = {f"dir/img.v{i}": (lambda i=i: np.full((6, 6, 3), i, np.uint8)) for i in range(22)}
+    names = ["gone.jpg"] + [f"img.v{i}.jpg" for i in range(22)]
+    labels = pd.DataFrame({"filename": names, "score": np.arange(23.0)})
+    arr, table = data.load_folder_set(images, labels, 21, 4)
+    assert arr.shape == (21, 4, 4, 3) and arr[0, 0, 0, 0] == 0 and arr[20, 0, 0, 0] == 20
+    assert list(table["image_id"]) == list(range(21))
+    assert list(table["mos"]) == list(np.arange(1.0, 22.0))
+    with pytest.raises(ValueError, match="no image name column"):
+        data.load_folder_set(images, labels.rename(columns={"filename": "x"}), 21, 4)
+
+
+def test_shipped_images_are_the_22_rgb_scenes():
+    images = data.load_shipped_images()
+    assert len(images) == 22 and {"china", "flower", "astronaut", "camera"} <= set(images)
+    assert all(im.dtype == np.uint8 and im.ndim == 3 and im.shape[2] == 3 for im in images.values())
+    assert images["stereo_motorcycle"].shape == (500, 741, 3)
+    assert images["camera"].shape == (512, 512, 3)
+    assert np.array_equal(images["camera"][..., 0], images["camera"][..., 2])

@@ -61,3 +61,42 @@ def test_apply_mixture_composes_in_order_and_rejects_unknown_names():
     with pytest.raises(ValueError, match="unknown distortion 'fog'"):
         d.apply_mixture(x, ["fog"], [0.5], rng)
     assert d.to_uint8(np.array([0.0, 0.5, 1.2])).tolist() == [0, 128, 255]
+
+
+def test_each_distortion_follows_its_stated_formula():
+    from scipy.ndimage import gaussian_filter
+
+    x = scene()
+    level = 0.5
+    assert np.allclose(
+        d.blur(x, level, None), np.clip(gaussian_filter(x, sigma=(1.4, 1.4, 0)), 0, 1)
+    )
+    rng_a, rng_b = np.random.default_rng(3), np.random.default_rng(3)
+    expected = np.clip(x + 0.085 * rng_b.standard_normal(x.shape), 0, 1)
+    assert np.allclose(d.noise(x, level, rng_a), expected)
+    mean = x.mean()
+    assert np.allclose(d.contrast(x, level, None), np.clip(mean + 0.575 * (x - mean), 0, 1))
+    grey = d.luminance(x)[..., None]
+    assert np.allclose(d.saturation(x, level, None), np.clip(grey + 0.4 * (x - grey), 0, 1))
+    import io
+
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.fromarray(d.to_uint8(x)).save(buffer, format="JPEG", quality=32)
+    buffer.seek(0)
+    direct = np.asarray(Image.open(buffer).convert("RGB"), float) / 255.0
+    assert np.array_equal(d.jpeg(x, 0.51, None), direct)  # round(60 - 55 * 0.51) = 32
+
+
+def test_brightness_sign_follows_the_generator():
+    x = np.full((2, 2, 3), 0.5)
+    up = d.brightness(x, 0.0, np.random.default_rng(0))  # first draw 0.637 >= 0.5: down
+    first = np.random.default_rng(0).random()
+    assert (up.mean() > 0.5) == (first < 0.5)
+
+
+def test_brightness_is_clipped_at_white():
+    x = np.full((2, 2, 3), 0.9)
+    shifted = [d.brightness(x, 1.0, np.random.default_rng(s)) for s in range(6)]
+    assert max(float(s.max()) for s in shifted) == 1.0

@@ -54,3 +54,67 @@ def test_standardise_uses_the_reference_rows():
     out = f.standardise(x, x)
     assert np.allclose(out, [[-1.0, 0.0], [1.0, 0.0]])
     assert np.allclose(f.standardise(np.array([[5.0, 5.0]]), x), [[3.0, 0.0]])
+
+
+def test_mscn_follows_its_formula():
+    from scipy.ndimage import gaussian_filter
+
+    rng = np.random.default_rng(0)
+    y = rng.random((12, 12))
+    mu = gaussian_filter(y, 7 / 6)
+    sd = np.sqrt(np.clip(gaussian_filter(y * y, 7 / 6) - mu * mu, 0, None))
+    assert np.allclose(f.mscn(y), (y - mu) / (sd + 1 / 255))
+    mu2 = gaussian_filter(y, 2.0)
+    sd2 = np.sqrt(np.clip(gaussian_filter(y * y, 2.0) - mu2 * mu2, 0, None))
+    assert np.allclose(f.mscn(y, 2.0, 0.5), (y - mu2) / (sd2 + 0.5))
+
+
+def test_scale_features_layout():
+    rng = np.random.default_rng(1)
+    y = rng.random((16, 16))
+    out = f.scale_features(y)
+    m = f.mscn(y)
+    _, var, skewness, excess = f.standard_moments(m)
+    assert out[:4] == pytest.approx([var, np.mean(np.abs(m)), skewness, excess])
+    h = f.paired_products(m)["h"]
+    mean_h, var_h, skew_h, _ = f.standard_moments(h)
+    assert out[4:8] == pytest.approx([mean_h, var_h, np.mean(np.abs(h)), skew_h])
+    d2 = f.paired_products(m)["d2"]
+    assert out[16] == pytest.approx(d2.mean()) and len(out) == 20
+
+
+def test_global_cues_are_where_the_layout_says():
+    from scipy.ndimage import gaussian_filter, laplace
+
+    from paper_pipelines.pipelines.cpl_iqa.distortions import luminance
+
+    rng = np.random.default_rng(2)
+    img = (rng.random((16, 16, 3)) * 255).astype(np.uint8)
+    v = f.nss_features(img)
+    x = img / 255.0
+    y = luminance(x)
+    half = gaussian_filter(y, 0.5)[::2, ::2]
+    assert v[20:40] == pytest.approx(f.scale_features(half))
+    gy, gx = np.gradient(y)
+    local = np.sqrt(np.clip(gaussian_filter(y * y, 2.0) - gaussian_filter(y, 2.0) ** 2, 0, None))
+    expected = [
+        np.var(laplace(y)), np.mean(np.hypot(gx, gy)), local.mean(), local.std(), y.mean(),
+        y.std(), f.colourfulness(x), (x.max(axis=2) - x.min(axis=2)).mean(), f.blockiness(y),
+        np.mean(np.abs(y - gaussian_filter(y, 1.0))),
+    ]  # fmt: skip
+    assert v[40:] == pytest.approx(expected)
+
+
+def test_blockiness_formula_by_hand():
+    y = np.zeros((2, 16))
+    y[:, 8:] = 1.0  # one step of 1 across the border between columns 7 and 8, nothing inside
+    # 15 column steps: only column 7 is a border (mean 1), the 14 inside steps are 0
+    assert f.blockiness(y) == pytest.approx(1.0 / 1e-6)
+    y2 = np.tile(np.arange(16.0), (2, 1))  # steps of 1 everywhere
+    assert f.blockiness(y2) == pytest.approx(1.0 / (1.0 + 1e-6))
+    assert f.blockiness(y2, block=4) == pytest.approx(1.0 / (1.0 + 1e-6))
+
+
+def test_horizontal_product_pairs_each_coefficient_with_its_right_neighbour():
+    m = np.arange(12.0).reshape(3, 4)
+    assert np.array_equal(f.paired_products(m)["h"][0], [0.0, 2.0, 6.0])

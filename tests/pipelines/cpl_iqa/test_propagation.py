@@ -115,3 +115,18 @@ def test_an_isolated_node_gets_zero_confidence_and_a_warning(caplog):
     assert out.weights[-1] == 0.0 and np.array_equal(out.labels[-1], [0, 0, 0])
     assert out.weights[0] == pytest.approx(1.0)
     assert "received no label mass" in caplog.text
+
+
+def test_normalisation_with_degrees_below_one():
+    w = sp.csr_matrix(np.array([[0.0, 0.25], [0.25, 0.0]]))
+    assert np.allclose(lp.normalise_graph(w).toarray(), [[0, 1], [1, 0]])
+
+
+def test_cg_tolerance_is_passed_on():
+    e = two_clusters()
+    w_n = lp.normalise_graph(lp.symmetrise(lp.knn_affinity(e, 3, 3.0)))
+    y = np.zeros((10, 1))
+    y[0] = 1.0
+    dense = np.linalg.solve(np.eye(10) - 0.99 * w_n.toarray(), y)
+    loose = lp.diffuse(w_n, y, 0.99, iters=500, tol=0.5)
+    assert np.abs(loose - dense).max() > 1e-3

@@ -76,3 +76,23 @@ def test_check_mos_rejects_nan_and_constant_mos():
         quality.check_mos(np.array([3.0, 3.0]), "y")
     with pytest.raises(ValueError, match="MOS has 0 NaN"):
         quality.check_mos(np.array([]), "z")
+
+
+def test_gmsd_downsamples_both_axes_by_two():
+    from scipy.ndimage import convolve
+
+    rng = np.random.default_rng(4)
+    ref, dis = rng.random((12, 12, 3)), rng.random((12, 12, 3))
+    maps = []
+    for im in (ref, dis):
+        y = (distortions.luminance(im) * 255).reshape(6, 2, 6, 2).mean(axis=(1, 3))
+        gx = convolve(y, quality.PREWITT_X, mode="nearest")
+        gy = convolve(y, quality.PREWITT_X.T, mode="nearest")
+        maps.append(np.hypot(gx, gy))
+    gms = (2 * maps[0] * maps[1] + 170) / (maps[0] ** 2 + maps[1] ** 2 + 170)
+    assert quality.gmsd(ref, dis) == pytest.approx(float(np.std(gms)))
+
+
+def test_a_single_mos_is_constant():
+    with pytest.raises(ValueError, match=r"MOS is constant \(3\.0\)"):
+        quality.check_mos(np.array([3.0]), "w")

@@ -75,7 +75,8 @@ def test_train_supervised_lowers_the_loss():
         before = float(tr.vector_cross_entropy(model(x), vt).mean())
     tr.train_supervised(model, x, vt, 30, 1e-2, 0.0, 8, torch.Generator().manual_seed(0), "cpu")
     model.eval()
-    after = float(tr.vector_cross_entropy(model(x), vt).mean())
+    with torch.no_grad():
+        after = float(tr.vector_cross_entropy(model(x), vt).mean())
     assert after < before - 0.3
 
 
@@ -133,3 +134,65 @@ def test_the_supervised_control_takes_the_same_number_of_steps():
         )  # fmt: skip
         calls[mode] = len(steps)
     assert calls == {"cpl": 3, "supervised": 3}
+
+
+def test_labeled_batches_take_consecutive_slices_then_reshuffle():
+    order = torch.randperm(4, generator=torch.Generator().manual_seed(5))
+    batches = tr.labeled_batches(4, 2, 3, torch.Generator().manual_seed(5))
+    assert batches[0].tolist() == order[:2].tolist()
+    assert batches[1].tolist() == order[2:].tolist()
+
+
+def test_the_cnn_sees_pixels_scaled_to_minus_half_half_and_halves_resolution_per_block():
+    cnn = net.SmallCNN([4, 6])
+    seen = {}
+    cnn.features[0].register_forward_hook(lambda mod, inp, out: seen.update(x=inp[0]))
+    cnn.features[3].register_forward_hook(lambda mod, inp, out: seen.update(out=out))
+    cnn(torch.full((1, 3, 16, 16), 255, dtype=torch.uint8))
+    assert torch.allclose(seen["x"], torch.full((1, 3, 16, 16), 0.5))
+    assert seen["out"].shape == (1, 6, 4, 4)
+
+
+def test_stage2_uses_its_learning_rate_and_generator():
+    x, v, score = tiny_problem(n=60)
+    results = []
+    for lr, global_seed in ((1e-9, 0), (1e-2, 0), (1e-2, 1)):
+        torch.manual_seed(0)
+        model = net.build_network("feature_mlp", 8, 5, [], [16], 3)
+        before = model.head.weight.detach().clone()
+        stage2 = Stage2Params(rounds=1, epochs_per_round=2, lr=lr, knn_k=5)
+        torch.manual_seed(global_seed)  # the global stream must not matter
+        setting = tr.Stage2Setting("cpl", 0.9, "entropy")
+        model, log = tr.run_stage2(
+            model, x[:20], v[:20], x[20:], setting, stage2, 5, score[20:],
+            torch.Generator().manual_seed(0), "cpu",
+        )  # fmt: skip
+        results.append((model.head.weight.detach() - before).abs().max().item())
+        results.append(model.head.weight.detach().clone())
+        assert "mean_raw_confidence" in log[0]
+    assert results[0] < 1e-6 < results[2]
+    assert torch.equal(results[3], results[5])
+
+
+def test_stage2_without_unlabelled_images_trains_the_labelled_term_only():
+    x, v, score = tiny_problem(n=20)
+    model = net.build_network("feature_mlp", 8, 5, [], [16], 3)
+    stage2 = Stage2Params(rounds=1, epochs_per_round=1, knn_k=5)
+    setting = tr.Stage2Setting("cpl", 0.9, "entropy")
+    _, log = tr.run_stage2(
+        model, x, v, x[:0], setting, stage2, 5, score[:0], torch.Generator().manual_seed(0), "cpu"
+    )
+    assert log[0]["model_srcc_unlabeled"] == 0.0 and "pseudo_srcc" not in log[0]
+
+
+def test_graph_on_nss_or_concatenated_features():
+    x, v, score = tiny_problem(n=60)
+    extra = np.random.default_rng(0).standard_normal((60, 4))
+    for graph in ("nss", "concat"):
+        model = net.build_network("feature_mlp", 8, 5, [], [16], 3)
+        stage2 = Stage2Params(rounds=1, epochs_per_round=1, knn_k=5, graph_features=graph)
+        _, log = tr.run_stage2(
+            model, x[:20], v[:20], x[20:], tr.Stage2Setting("cpl", 0.9, "entropy"), stage2, 5,
+            score[20:], torch.Generator().manual_seed(0), "cpu", graph_extra=extra,
+        )  # fmt: skip
+        assert np.isfinite(log[0]["pseudo_srcc"])
