@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pandas as pd
 from matplotlib.figure import Figure
+from matplotlib.ticker import NullFormatter, ScalarFormatter
 
-from paper_pipelines.common.figures import method_colour, new_figure
+from paper_pipelines.common.figures import PALETTE, method_colour, new_figure
 
 from .report import final_rows, static_means
 
@@ -23,22 +24,33 @@ def scaling_figure(curves: pd.DataFrame, omega: float) -> Figure:
         color=method_colour("static"),
         label="static (unguided)",
     )
+    # the omega sweep is one method: the run's omega in DP blue, the others lighter, by marker
+    others = iter(("^", "v", "D", "P", "X"))
     for w, sub in final[final.strategy == "dp"].groupby("omega"):
-        name = "DP" if w == omega else f"DP omega={w:g}"
+        chosen = w == omega
         left.scatter(
             sub.generated.mean(), sub.test_acc.mean(), s=60, zorder=3,
-            color=method_colour("dp" if w == omega else f"dp{w:g}", ours="dp"), label=name,
+            marker="o" if chosen else next(others, "*"),
+            color=method_colour("dp", ours="dp") if chosen else PALETTE[5],
+            label=f"DP (omega={w:g})" if chosen else f"DP omega={w:g}",
         )  # fmt: skip
     prune = final[final.strategy == "prune"]
     if len(prune):
         left.scatter(prune.generated.mean(), prune.test_acc.mean(), marker="s", s=50,
-                     color=method_colour("prune"), label="generate-then-prune")  # fmt: skip
+                     color=PALETTE[2], label="generate-then-prune")  # fmt: skip
     real = final[final.strategy == "real"]
     if len(real):
         for ax in (left, right):
             ax.axhline(real.test_acc.mean(), ls=":", color="grey", label="real split (reference)")
     left.set(xscale="log", xlabel="generated samples", ylabel="real test accuracy",
              title="accuracy vs generated samples")  # fmt: skip
+    # label the static budgets only: the log axis' minor labels (2x10^2, 3x10^2, ...) overlap
+    budgets = sorted(int(n) for n in static.index)
+    if budgets:
+        left.set_xticks(budgets)
+        left.xaxis.set_major_formatter(ScalarFormatter())
+        left.xaxis.set_minor_formatter(NullFormatter())
+        left.tick_params(axis="x", labelsize=7)
     left.legend(fontsize=7)
     dp = curves[(curves.strategy == "dp") & (curves.omega == omega)]
     mean = dp.groupby("iteration").test_acc.mean()
