@@ -137,3 +137,22 @@ def test_shipped_images_are_the_22_rgb_scenes():
     assert images["stereo_motorcycle"].shape == (500, 741, 3)
     assert images["camera"].shape == (512, 512, 3)
     assert np.array_equal(images["camera"][..., 0], images["camera"][..., 2])
+
+
+def test_synthetic_set_uses_images_exactly_the_patch_size_and_every_distortion_count():
+    refs = {"a": (np.random.default_rng(1).random((32, 40, 3)) * 255).astype(np.uint8)}
+    _, _, log = data.make_synthetic_set(
+        refs, 16, 32, (0.5, 1.0), ["blur", "noise", "contrast"], (1, 3), np.random.default_rng(0)
+    )
+    assert set(log["n_distortions"]) == {1, 2, 3}
+    assert list(log.columns) == [
+        "image_id", "source", "scale", "top", "left", "distortions", "levels", "n_distortions",
+    ]  # fmt: skip
+    assert set(log["source"]) == {"a"} and (log["top"] == 0).all() and (log["left"] >= 0).all()
+    assert log["left"].max() <= 8 and (log["scale"] == 1.0).all()
+
+
+def test_crops_start_at_the_image_border_sometimes():
+    img = (np.random.default_rng(0).random((40, 40, 3)) * 255).astype(np.uint8)
+    tops = {data.random_crop(img, 30, (0.9, 1.0), np.random.default_rng(s))[2] for s in range(40)}
+    assert 0 in tops

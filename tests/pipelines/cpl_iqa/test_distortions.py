@@ -100,3 +100,7 @@ def test_brightness_is_clipped_at_white():
     x = np.full((2, 2, 3), 0.9)
     shifted = [d.brightness(x, 1.0, np.random.default_rng(s)) for s in range(6)]
     assert max(float(s.max()) for s in shifted) == 1.0
+
+
+def test_to_uint8_scales_by_255_and_clips_below_zero():
+    assert d.to_uint8(np.array([0.6, -0.2, 1.0])).tolist() == [153, 0, 255]

@@ -118,3 +118,32 @@ def test_blockiness_formula_by_hand():
 def test_horizontal_product_pairs_each_coefficient_with_its_right_neighbour():
     m = np.arange(12.0).reshape(3, 4)
     assert np.array_equal(f.paired_products(m)["h"][0], [0.0, 2.0, 6.0])
+
+
+def test_colourfulness_of_pure_green():
+    green = np.zeros((2, 2, 3))
+    green[..., 1] = 1.0
+    assert f.colourfulness(green) == pytest.approx(0.3 * np.hypot(1.0, 0.5))
+    blue = np.zeros((2, 2, 3))
+    blue[..., 2] = 1.0
+    assert f.colourfulness(blue) == pytest.approx(0.3 * 1.0)
+
+
+def test_standardise_divides_by_the_reference_sd():
+    x = np.array([[0.0], [4.0]])
+    assert np.allclose(f.standardise(x, x), [[-1.0], [1.0]])
+
+
+def test_the_second_scale_of_small_images():
+    from scipy.ndimage import gaussian_filter
+
+    from paper_pipelines.pipelines.cpl_iqa.distortions import luminance
+
+    rng = np.random.default_rng(5)
+    for shape, gaussian in (((3, 5, 3), False), ((4, 6, 3), True)):
+        img = (rng.random(shape) * 255).astype(np.uint8)
+        y = luminance(img / 255.0)
+        half = gaussian_filter(y, 0.5)[::2, ::2] if gaussian else y[::2, ::2]
+        with np.errstate(all="ignore"):
+            v = f.nss_features(img)
+        assert v[20:40] == pytest.approx(f.scale_features(half))

@@ -40,3 +40,7 @@ def test_logistic4_by_hand():
     assert m.logistic4(np.array([0.0]), 10.0, 2.0, 0.0, 1.0)[0] == pytest.approx(6.0)
     assert m.logistic4(np.array([100.0]), 10.0, 2.0, 0.0, 1.0)[0] == pytest.approx(10.0)
     assert m.logistic4(np.array([-100.0]), 10.0, 2.0, 0.0, -1.0)[0] == pytest.approx(2.0)
+
+
+def test_logistic4_with_a_zero_slope_is_a_step():
+    assert m.logistic4(np.array([1.0, -1.0]), 10.0, 2.0, 0.0, 0.0).tolist() == [10.0, 2.0]

@@ -96,3 +96,10 @@ def test_gmsd_downsamples_both_axes_by_two():
 def test_a_single_mos_is_constant():
     with pytest.raises(ValueError, match=r"MOS is constant \(3\.0\)"):
         quality.check_mos(np.array([3.0]), "w")
+
+
+def test_simulated_ratings_are_quality_plus_noise():
+    q = np.array([40.0, 60.0])
+    mos, _ = quality.simulate_study(q, 3, 2.0, np.random.default_rng(9))
+    noise = np.random.default_rng(9).standard_normal((2, 3))
+    assert np.allclose(mos, np.clip(q[:, None] + 2.0 * noise, 1, 100).mean(axis=1))

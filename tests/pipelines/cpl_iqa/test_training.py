@@ -196,3 +196,85 @@ def test_graph_on_nss_or_concatenated_features():
             score[20:], torch.Generator().manual_seed(0), "cpu", graph_extra=extra,
         )  # fmt: skip
         assert np.isfinite(log[0]["pseudo_srcc"])
+
+
+def test_conv_blocks_use_3x3_kernels():
+    cnn = net.SmallCNN([4, 6])
+    convs = [m for m in cnn.features if isinstance(m, torch.nn.Conv2d)]
+    assert [c.kernel_size for c in convs] == [(3, 3), (3, 3)]
+    assert [c.stride for c in convs] == [(2, 2), (2, 2)] and convs[0].bias is None
+
+
+def test_weight_decay_reaches_the_stage1_optimiser():
+    x, v, _ = tiny_problem()
+    vt = torch.as_tensor(v, dtype=torch.float32)
+    norms = []
+    for wd in (0.0, 50.0):
+        torch.manual_seed(0)
+        model = net.build_network("feature_mlp", 8, 5, [], [16], 3)
+        tr.train_supervised(model, x, vt, 5, 1e-2, wd, 8, torch.Generator().manual_seed(0), "cpu")
+        norms.append(float(model.head.weight.detach().norm()))
+    assert norms[1] < 0.8 * norms[0]
+
+
+def test_mixed_epoch_returns_the_mean_loss_of_its_steps():
+    x, v, _ = tiny_problem(n=30)
+    vt = torch.as_tensor(v, dtype=torch.float32)
+    model = net.build_network("feature_mlp", 8, 5, [], [16], 3)
+    opt = torch.optim.SGD(model.parameters(), lr=0.0)
+    w = torch.full((20,), 0.5)
+    got = tr.train_mixed_epoch(
+        model,
+        opt,
+        x[:10],
+        vt[:10],
+        x[10:],
+        vt[10:],
+        w,
+        4,
+        8,
+        1,
+        torch.Generator().manual_seed(3),
+        "cpu",
+    )
+    g = torch.Generator().manual_seed(3)
+    idx_l = tr.labeled_batches(10, 4, 1, g)[0]
+    idx_u = torch.randperm(20, generator=g)[:8]
+    model.train()
+    logits = model(torch.cat([x[:10][idx_l], x[10:][idx_u]]))
+    expected = tr.cpl_loss(logits[:4], vt[:10][idx_l], logits[4:], vt[10:][idx_u], w[idx_u])
+    assert got == pytest.approx(float(expected), rel=1e-5)
+
+
+def test_stage2_without_unlabelled_images_takes_one_step_per_epoch(monkeypatch):
+    seen = []
+    original = tr.train_mixed_epoch
+
+    def spy(*args):
+        seen.append(args[9])
+        return original(*args)
+
+    monkeypatch.setattr(tr, "train_mixed_epoch", spy)
+    x, v, score = tiny_problem(n=20)
+    model = net.build_network("feature_mlp", 8, 5, [], [16], 3)
+    stage2 = Stage2Params(rounds=1, epochs_per_round=2, knn_k=5)
+    tr.run_stage2(
+        model, x, v, x[:0], tr.Stage2Setting("supervised", 0.9, "none"), stage2, 5, score[:0],
+        torch.Generator().manual_seed(0), "cpu",
+    )  # fmt: skip
+    assert seen == [1, 1]
+
+
+def test_pseudo_label_quality_by_hand():
+    from paper_pipelines.pipelines.cpl_iqa.propagation import Propagation
+
+    labels = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.0, 0.0, 0.0]])
+    prop = Propagation(labels, np.array([1.0, 0.5, 0.0]), np.array([0.9, 0.45, 0.0]), 1)
+    out = tr._pseudo_label_quality(prop, 3, np.array([1.5, 2.0, 3.0]))
+    # pseudo-MOS 1 and 3 on the two reached images; errors 0.5 and 1.0
+    assert out["pseudo_srcc"] == pytest.approx(1.0)
+    assert out["pseudo_mae"] == pytest.approx(0.75)
+    assert out["mean_confidence"] == pytest.approx(0.5)
+    assert out["mean_raw_confidence"] == pytest.approx(0.45)
+    assert out["confidence_error_srcc"] == pytest.approx(1.0)  # larger weight, smaller error
+    assert out["isolated"] == 1
