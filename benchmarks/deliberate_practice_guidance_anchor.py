@@ -18,49 +18,21 @@ import argparse
 import json
 import os
 import sys
-from types import SimpleNamespace
 
 import numpy as np
 import torch
 
-
-class StubTokenizer:
-    """Token ids from the prompt's length, enough for the official __call__ (no vocabulary needed)."""
-
-    model_max_length = 4
-
-    def __call__(
-        self, prompts, padding=None, max_length=None, truncation=None, return_tensors=None
-    ):
-        prompts = [prompts] if isinstance(prompts, str) else prompts
-        ids = [[len(p) % 7, len(p.split()) % 7, 0, 0][: max_length or 4] for p in prompts]
-        return SimpleNamespace(input_ids=torch.tensor(ids))
-
-
-class StubTextEncoder(torch.nn.Module):
-    def __init__(self) -> None:
-        super().__init__()
-        self.emb = torch.nn.Embedding(7, 8)
-
-    def forward(self, ids):
-        return (self.emb(ids),)
+from paper_pipelines.pipelines.deliberate_practice.tiny_latent import (
+    StubTextEncoder,
+    StubTokenizer,
+    tiny_unet_and_vae,
+)
 
 
 def tiny_modules():
-    from diffusers import AutoencoderKL, DDIMScheduler, UNet2DConditionModel
+    from diffusers import DDIMScheduler
 
-    torch.manual_seed(0)
-    unet = UNet2DConditionModel(
-        sample_size=4, in_channels=4, out_channels=4, layers_per_block=1,
-        block_out_channels=(8, 16), down_block_types=("CrossAttnDownBlock2D", "DownBlock2D"),
-        up_block_types=("UpBlock2D", "CrossAttnUpBlock2D"), cross_attention_dim=8,
-        attention_head_dim=2, norm_num_groups=4,
-    )  # fmt: skip
-    vae = AutoencoderKL(
-        in_channels=3, out_channels=3, latent_channels=4, block_out_channels=(4, 8),
-        down_block_types=("DownEncoderBlock2D",) * 2, up_block_types=("UpDecoderBlock2D",) * 2,
-        norm_num_groups=2, sample_size=8,
-    )  # fmt: skip
+    unet, vae = tiny_unet_and_vae()
     scheduler = DDIMScheduler(
         num_train_timesteps=100, beta_schedule="scaled_linear", clip_sample=False,
         set_alpha_to_one=False,

@@ -1,50 +1,23 @@
 """The paper-scale backend (a Stable-Diffusion-class latent model) on tiny random diffusers modules."""
 
-from types import SimpleNamespace
-
 import numpy as np
 import pytest
 import torch
 
 from paper_pipelines.pipelines.deliberate_practice import generator as gen
 from paper_pipelines.pipelines.deliberate_practice import guidance
-
-
-class Tokenizer:
-    model_max_length = 4
-
-    def __call__(self, prompts, padding, max_length, truncation, return_tensors):
-        ids = [[len(p) % 7, len(p.split()) % 7, 0, 0][:max_length] for p in prompts]
-        return SimpleNamespace(input_ids=torch.tensor(ids))
-
-
-class TextEncoder(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.emb = torch.nn.Embedding(7, 8)
-
-    def forward(self, ids):
-        return (self.emb(ids),)
+from paper_pipelines.pipelines.deliberate_practice.tiny_latent import (
+    StubTextEncoder,
+    StubTokenizer,
+    tiny_unet_and_vae,
+)
 
 
 def _components():
-    from diffusers import AutoencoderKL, UNet2DConditionModel
-
-    torch.manual_seed(0)
-    unet = UNet2DConditionModel(
-        sample_size=4, in_channels=4, out_channels=4, layers_per_block=1,
-        block_out_channels=(8, 16), down_block_types=("CrossAttnDownBlock2D", "DownBlock2D"),
-        up_block_types=("UpBlock2D", "CrossAttnUpBlock2D"), cross_attention_dim=8,
-        attention_head_dim=2, norm_num_groups=4,
-    )  # fmt: skip
-    vae = AutoencoderKL(
-        in_channels=3, out_channels=3, latent_channels=4, block_out_channels=(4, 8),
-        down_block_types=("DownEncoderBlock2D",) * 2, up_block_types=("UpDecoderBlock2D",) * 2,
-        norm_num_groups=2, sample_size=8,
-    )  # fmt: skip
+    unet, vae = tiny_unet_and_vae()
     config = dict(gen.train_scheduler(50, "scaled_linear").config)
-    return {"unet": unet, "vae": vae, "text_encoder": TextEncoder(), "tokenizer": Tokenizer(),
-            "scheduler_config": config}  # fmt: skip
+    return {"unet": unet, "vae": vae, "text_encoder": StubTextEncoder(),
+            "tokenizer": StubTokenizer(), "scheduler_config": config}  # fmt: skip
 
 
 def test_encode_prompts_returns_the_encoder_hidden_states():
