@@ -82,3 +82,10 @@ def test_init_vda_shapes_follow_the_reduction():
     assert state["shared_adapter.w2"].abs().max() <= 2**-0.5
     assert state["shared_adapter.w2"].abs().max() > 8**-0.5  # bound from in_dim 2, not 8
     assert not torch.equal(state["shared_adapter.w1"], state["specific_adapter.w1"])
+
+
+def test_dynamic_adaptation_normalises_each_row():
+    v = torch.tensor([[3.0, 4.0], [0.0, 2.0]])
+    eye = torch.eye(2)
+    out = dynamic_adaptation(v, _state(torch.zeros(3, 2), eye, eye, eye, eye))
+    assert torch.allclose(out, torch.tensor([[0.6, 0.8], [0.0, 1.0]]), atol=1e-6)

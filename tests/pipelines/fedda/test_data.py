@@ -124,3 +124,71 @@ def test_settings_and_plans_keep_the_source_pool_out():
         assert not set(used) & set(source) and len(set(used)) == len(used)
     assert len(plans["main_0"]["photo"][0]) == 40  # 50 digits per client, 80 %
     assert not np.array_equal(plans["main_0"]["photo"][0], plans["main_1"]["photo"][0])
+
+
+def test_shipped_images_load_scaled_to_unit_range():
+    raw_images = data.load_digits_and_backgrounds()
+    assert raw_images["glyphs"].shape == (1797, 8, 8) and raw_images["glyphs"].dtype == np.float32
+    assert raw_images["glyphs"].max() == 1.0  # 16 / 16
+    assert raw_images["labels"].dtype == np.int64 and set(raw_images["labels"]) == set(range(10))
+    assert set(raw_images["photos"]) == set(data.PHOTOS)
+    assert set(raw_images["textures"]) == set(data.TEXTURES)
+    for image in [*raw_images["photos"].values(), *raw_images["textures"].values()]:
+        assert image.dtype == np.float32 and 0.5 < image.max() <= 1.0
+    assert raw_images["textures"]["brick"].ndim == 2 and raw_images["photos"]["coffee"].ndim == 3
+
+
+def test_random_crop_of_an_image_two_sizes_wide_is_the_whole_image():
+    from skimage.transform import resize
+
+    image = np.random.default_rng(0).random((8, 8, 3)).astype(np.float32)
+    crop = data.random_crop(image, 4, np.random.default_rng(1))
+    expected = resize(image, (4, 4), order=1, anti_aliasing=True)
+    assert crop.dtype == np.float32 and np.allclose(crop, expected)
+    gray = data.random_crop(image[..., 0], 4, np.random.default_rng(1))
+    assert gray.shape == (4, 4, 1)
+
+
+def test_as_float_and_empty_renders():
+    assert data.as_float(np.array([255, 0], np.uint8)).tolist() == [1.0, 0.0]
+    images, labels = data.render_many(np.array([], int), {"labels": np.arange(3)}, None, 6, 2, None)
+    assert images.shape == (0, 3, 6, 6) and images.dtype == np.uint8 and len(labels) == 0
+
+
+def test_negative_is_white_where_no_digit_and_dark_where_digit(raw):
+    blank = data.render_negative(np.zeros((8, 8)), 12, np.random.default_rng(0), raw)
+    assert abs(blank.mean() - 1.0) < 0.05 and blank.std() > 0.01  # noise varies pixel to pixel
+    full = data.render_negative(np.ones((8, 8)), 12, np.random.default_rng(0), raw)
+    assert 0.0 <= full.mean() <= 0.5
+
+
+def test_client_plans_use_the_named_streams_and_report_the_setting_beta():
+    from paper_pipelines.common.runtime import substream
+    from paper_pipelines.pipelines.fedda.parameters import DataParams, StudyParams
+
+    labels = np.arange(60) % 10
+    params = DataParams(n_source_digits=20, domains=["photo", "sketch"], renders_per_digit=1)
+    study = StudyParams(methods=["fedda"], repeats=1, label_skew_beta=None)
+    plans = data.client_plans(labels, params, study, seed=3)
+    _, rest = data.source_split(60, 20, substream(3, "pools"))
+    pools = data.client_pools(rest, 2, substream(3, "pools", "main_0"))
+    expected = data.plan_clients(
+        labels, pools, ["photo", "sketch"], 0.8, 0.0, substream(3, "split", "main_0")
+    )
+    for domain in ("photo", "sketch"):
+        for got, want in zip(plans["main_0"][domain], expected[domain], strict=True):
+            assert np.array_equal(got, want)
+    tiny = DataParams(
+        n_source_digits=50, domains=["photo", "sketch"], renders_per_digit=1, train_frac=0.95
+    )
+    skewed = StudyParams(methods=["fedda"], repeats=1, label_skew_beta=None)
+    with pytest.raises(ValueError, match=r"now 0\.0\)"):
+        data.client_plans(labels, tiny, skewed, seed=0)
+
+
+def test_partition_stats_columns():
+    clients = {"photo": {"train_labels": np.array([0, 0, 3]), "test_labels": np.array([1])}}
+    stats = data.partition_stats({"main_0": clients})
+    assert list(stats.columns) == ["setting", "client", "split", "class", "count"]
+    row = stats[(stats["split"] == "train") & (stats["class"] == "zero")].iloc[0]
+    assert row["count"] == 2 and row["setting"] == "main_0"

@@ -65,7 +65,8 @@ def test_init_state_shapes_and_scale():
     assert not torch.equal(state["global_ctx"], state["personal_ctx"])
     coop = init_state(spec("promptfl"), 3, 8, 6, 2, 0.02, seed=0)
     assert set(coop) == {"ctx"} and coop["ctx"].shape == (6, 8)
-    assert torch.equal(init_state(spec("fedda"), 3, 8, 6, 2, 0.02, 0)["gate.w"], state["gate.w"])
+    again = init_state(spec("fedda"), 3, 8, 6, 2, 0.02, 0)
+    assert all(torch.equal(again[k], state[k]) for k in state)  # the seed alone decides the draw
 
 
 def test_batches_steps_and_epochs():
@@ -77,6 +78,9 @@ def test_batches_steps_and_epochs():
     assert [len(b) for b in epochs] == [4, 4, 2, 4, 4, 2]
     assert sorted(torch.cat(epochs[:3]).tolist()) == list(range(10))
     assert [len(b) for b in batches(3, LocalTraining(batch=8, steps=2), gen)] == [3, 3]
+    first = batches(10, LocalTraining(batch=4, steps=None), torch.Generator().manual_seed(5))
+    second = batches(10, LocalTraining(batch=4, steps=None), torch.Generator().manual_seed(5))
+    assert all(torch.equal(a, b) for a, b in zip(first, second, strict=True))
 
 
 def test_make_optimizer_picks_the_released_sgd():

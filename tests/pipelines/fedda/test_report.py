@@ -105,3 +105,13 @@ def test_claims_thresholds_at_their_edges():
     }  # fmt: skip
     low = evaluate_claims(report.CLAIMS, _metrics(acc_zero_shot=0.25), "fedda")
     assert not low.set_index("claim").loc["zero_shot_useful", "holds"]
+
+
+def test_measures_keep_the_order_methods_first_appear_in():
+    rows = [(m, "main", 0, r, "a", 0.5) for m in ("zeta", "alpha") for r in (1, 2)]
+    runs = pd.DataFrame(
+        rows, columns=["method", "setting", "repeat", "round", "client", "accuracy"]
+    )
+    assert list(measures.client_mean_by_round(runs)["method"]) == ["zeta", "zeta", "alpha", "alpha"]
+    assert list(measures.last_rounds_mean(runs, 1)["method"]) == ["zeta", "alpha"]
+    assert list(measures.per_client_last_rounds(runs, 1)["method"]) == ["zeta", "alpha"]

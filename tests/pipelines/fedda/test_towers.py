@@ -53,7 +53,7 @@ class _ToyClip(torch.nn.Module):
     def __init__(self):
         super().__init__()
         self.token_embedding = torch.nn.Embedding(10, 4)
-        self.positional_embedding = torch.nn.Parameter(torch.zeros(6, 4))
+        self.positional_embedding = torch.nn.Parameter(torch.arange(24.0).reshape(6, 4) / 10)
         self.transformer = torch.nn.Identity()
         self.ln_final = torch.nn.LayerNorm(4, elementwise_affine=True)
         self.text_projection = torch.nn.Parameter(torch.eye(4)[:, :3])
@@ -67,7 +67,7 @@ def test_openai_text_reads_the_eot_state_times_the_projection():
     ids = torch.tensor([[8, 3, 9, 0, 0, 0]])
     embeds = text.embed(ids)
     out = text(embeds, torch.ones_like(ids), torch.tensor([2]))
-    expected = clip.ln_final(embeds)[0, 2] @ clip.text_projection
+    expected = clip.ln_final(embeds + clip.positional_embedding)[0, 2] @ clip.text_projection
     assert torch.allclose(out[0], expected, atol=1e-6)
 
 
@@ -121,3 +121,14 @@ def test_pretraining_moves_image_features_towards_their_captions():
     assert mini_clip.zero_shot_accuracy(feats, labels, captions[0]) == 1.0
     assert not any(p.requires_grad for p in tower.parameters())
     assert mini_clip.as_tensor(np.full((1, 3, 2, 2), 255, np.uint8)).max() == 1.0
+
+
+def test_caption_embeddings_stack_one_row_of_classes_per_template(tiny_text):
+    templates = ["the digit {}", "a photo of the digit {}"]
+    caps = mini_clip.caption_embeddings(tiny_text, ["one", "two"], templates)
+    assert caps.shape == (2, 2, 8)
+    assert torch.allclose(
+        caps[1],
+        encode_sentences(tiny_text, ["a photo of the digit one", "a photo of the digit two"]),
+    )
+    assert not torch.allclose(caps[0], caps[1])
