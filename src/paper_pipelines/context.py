@@ -5,8 +5,28 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from kedro.config import OmegaConfigLoader
 from kedro.framework.context import KedroContext
 from kedro.framework.project import settings
+
+
+class ProjectConfigLoader(OmegaConfigLoader):
+    """OmegaConfigLoader that reads and merges the parameter files once per session.
+
+    A run reads them twice (the project's check below, then Kedro's own validation), and with twenty
+    papers each read costs about a second. Callers get a deep copy, so none can change another's view;
+    setting ``loader["parameters"]`` replaces the cached value as it would the loaded one.
+    """
+
+    def __getitem__(self, key: str) -> dict[str, Any]:
+        if key != "parameters" or key in self:
+            return super().__getitem__(key)
+        import copy
+
+        memo = self.__dict__.get("_parameters_memo")
+        if memo is None:
+            memo = self.__dict__["_parameters_memo"] = super().__getitem__(key)
+        return copy.deepcopy(memo)
 
 
 class ProjectContext(KedroContext):

@@ -2,10 +2,8 @@
 
 import os
 
-from kedro.config import OmegaConfigLoader
-
 from paper_pipelines.catalog import AtomicDataCatalog
-from paper_pipelines.context import ProjectContext
+from paper_pipelines.context import ProjectConfigLoader, ProjectContext
 from paper_pipelines.hooks import InputCheckHooks, RunRecordHooks
 
 # Offline by default for every run, test and notebook: no model hub, no telemetry.
@@ -27,7 +25,8 @@ CONTEXT_CLASS = ProjectContext
 # Versioned saves are write-then-rename: a killed run never leaves a broken newest version (catalog.py).
 DATA_CATALOG_CLASS = AtomicDataCatalog
 
-CONFIG_LOADER_CLASS = OmegaConfigLoader
+# The parameter files are read once per session however often they are asked for (context.py).
+CONFIG_LOADER_CLASS = ProjectConfigLoader
 CONFIG_LOADER_ARGS = {
     "base_env": "base",
     "default_run_env": "local",
