@@ -251,3 +251,38 @@ def test_spiked_linear_threshold_pool_puts_w_star_and_energy_on_the_informative_
     assert (iso["W_star"] != 0).all()
     share = (iso["X_train"][:, :3] ** 2).sum(axis=1) / (iso["X_train"][:, :10] ** 2).sum(axis=1)
     assert share.mean() < 0.5
+
+
+def test_usable_labels_needs_both_classes_in_each_part(caplog):
+    import logging
+
+    # columns: fine; one training negative only; test part all negative; test part all positive
+    y_train = np.array([[1, 1, 1, 1], [1, 1, 1, 1], [-1, 1, -1, -1], [-1, -1, -1, -1]], float)
+    y_test = np.array([[1, 1, -1, 1], [-1, -1, -1, 1]], float)
+    with caplog.at_level(logging.INFO):
+        kept = data.usable_labels(y_train, y_test, 2, "toy")
+    assert kept.tolist() == [0]
+    assert (
+        "toy: dropped labels [1, 2, 3] (fewer than 2 positives or negatives in the training part, or one "
+        "class missing from the test part)"
+    ) in caplog.text
+
+
+def test_real_features_standardise_with_the_training_statistics():
+    import pandas as pd
+
+    table = pd.DataFrame(
+        {"Att1": [1.0, 3.0, 5.0, 7.0, 9.0], "Att2": [2.0, 2.0, 8.0, 0.0, 4.0],
+         "label_a": [1, 0, 1, 1, 0], "label_b": [0, 0, 1, 0, 1]}
+    )  # fmt: skip
+    x_tr, y_tr, x_te, y_te = data.real_features(table, np.array([0, 1, 2]), np.array([3, 4]))
+    # training part: Att1 mean 3, std sqrt(8/3); Att2 mean 4, std sqrt(8); bias 1; all over sqrt(3)
+    s1, s2 = np.sqrt(8 / 3), np.sqrt(8.0)
+    expected_tr = np.array([[-2 / s1, -2 / s2, 1], [0, -2 / s2, 1], [2 / s1, 4 / s2, 1]]) / np.sqrt(
+        3
+    )
+    np.testing.assert_allclose(x_tr, expected_tr)
+    np.testing.assert_allclose(x_te, np.array([[4 / s1, -4 / s2, 1], [6 / s1, 0, 1]]) / np.sqrt(3))
+    np.testing.assert_array_equal(y_tr, [[1, -1], [-1, -1], [1, 1]])
+    np.testing.assert_array_equal(y_te, [[1, -1], [-1, 1]])
+    assert x_tr.dtype == np.float64 and y_tr.dtype == np.float64
