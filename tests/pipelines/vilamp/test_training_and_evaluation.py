@@ -14,7 +14,11 @@ import torch
 import torch.nn.functional as F
 
 from paper_pipelines.pipelines.vilamp import data as synth
-from paper_pipelines.pipelines.vilamp.evaluation import predicted_attention_gb, run_video
+from paper_pipelines.pipelines.vilamp.evaluation import (
+    predicted_attention_gb,
+    run_benchmark,
+    run_video,
+)
 from paper_pipelines.pipelines.vilamp.metrics import OOM, accuracy_table
 from paper_pipelines.pipelines.vilamp.models import (
     Reader,
@@ -155,6 +159,35 @@ def test_pretraining_runs_its_steps_and_learns(assets, cache):
     assert log.caption_loss.gt(0).all() and log.query_loss.gt(0).all()
 
 
+def test_pretraining_losses_target_each_frames_caption_and_asked_colours(assets, cache):
+    # step 0's losses are those of the initial weights: recompute them from the rows by hand
+    params = SelectorParams(dim=8, heads=2, steps=1, batch=12)
+    corpus = synth.caption_corpus(12, DATA, assets, 0.7, np.random.default_rng(3))
+    colours = list(DATA.colours)
+    assert {r["colour"] for r in corpus} == {-1, 0, 1}  # no card, red and blue frames
+    torch.manual_seed(0)
+    _, log = pretrain_selector(corpus, assets, DATA, params, cache)
+    torch.manual_seed(0)
+    model = build_selector(DATA, params, 5)
+    captions, questions = synth.all_captions(colours), synth.all_questions(colours)
+    # the caption of a frame is its own; a question is relevant when it names the frame's card colour
+    target = torch.tensor([captions.index(r["caption"]) for r in corpus])
+    relevant = torch.tensor(
+        [[r["colour"] >= 0 and f" {colours[r['colour']]} " in q for q in questions] for r in corpus]
+    )
+    frames = torch.from_numpy(synth.render_caption_frames(corpus, assets, DATA))
+    with torch.no_grad():
+        emb = model.image.frame_embedding(model.image.patch_tokens(frames))
+        loss_c = caption_loss(
+            emb, model.text(text_matrix(captions, cache)), target, params.temperature
+        )
+        loss_q = query_loss(
+            emb, model.text(text_matrix(questions, cache)), relevant, params.temperature, model.bias
+        )
+    assert log.caption_loss[0] == pytest.approx(loss_c.item(), rel=1e-5)
+    assert log.query_loss[0] == pytest.approx(loss_q.item(), rel=1e-5)
+
+
 def test_reader_training_logs_every_step(assets, models, cache):
     towers, _ = models
     specs = _specs(assets) + _specs(assets, seed=1)
@@ -217,6 +250,35 @@ def test_accuracy_table_keeps_oom_rows():
     assert len(table) == 2 and table.loc["dense", "visual_tokens"] == 99
 
 
+def test_benchmark_runs_each_video_under_its_methods(assets, models, cache):
+    towers, reader = models
+    specs = _specs(assets, tasks=("retrieval", "counting"))
+
+    def method_of(spec):
+        return ["uniform", "dense"] if spec["task"] == "retrieval" else ["uniform", "vilamp"]
+
+    evaluation = SimpleNamespace(dense_memory_cap_gb=1e-6)  # dense is over the cap: marked OOM
+    table = run_benchmark(
+        specs, method_of, assets, DATA, towers, reader, DKS, DFM, cache, evaluation, 2
+    )
+    assert list(table.task) == ["retrieval", "retrieval", "counting", "counting"]
+    assert list(table.method) == ["uniform", "dense", "uniform", "vilamp"]
+    assert list(table.status) == ["ok", OOM, "ok", "ok"]
+    assert list(table.question) == [specs[0]["question"]] * 2 + [specs[1]["question"]] * 2
+    assert list(table.answer) == [specs[0]["answer"]] * 2 + [specs[1]["answer"]] * 2
+    # counting keeps the smaller keyframe budget (2 of DKS's 3): 2 x 16 + 1 tokens for uniform
+    assert list(table.keyframe_budget) == [3, 3, 2, 2]
+    assert list(table.visual_tokens) == [3 * 16 + 1, 64 * 16 + 1, 2 * 16 + 1, 2 * 16 + 62 + 1]
+    # the same rows as the videos run one by one (timings aside)
+    one_by_one = pd.DataFrame(
+        run_video(specs[0], method_of(specs[0]), assets, DATA, towers, reader, DKS, DFM, cache,
+                  1e-6, 2)
+        + run_video(specs[1], method_of(specs[1]), assets, DATA, towers, reader, DKS, DFM, cache,
+                    1e-6, 2)
+    )  # fmt: skip
+    pd.testing.assert_frame_equal(table.drop(columns="seconds"), one_by_one.drop(columns="seconds"))
+
+
 # ---------------------------------------------------------------- scaling
 def test_scaling_sweep_measures_vilamp_and_caps_dense(assets, models, cache):
     towers, reader = models
@@ -245,6 +307,11 @@ def test_scaling_sweep_measures_vilamp_and_caps_dense(assets, models, cache):
     )
     ok = table[table.status == "ok"]
     assert ok.peak_rss_gb.gt(0).all() and ok.seconds.gt(0).all()
+    # ViLAMP's attention buffer is predicted from its own sequence (+ the question token), not dense's
+    assert rows.loc[("vilamp", 64), "predicted_attention_gb"] == pytest.approx(
+        predicted_attention_gb(3 * 16 + 61 + 2, 2)
+    )
+    assert ok.added_rss_gb.ge(0).all() and (ok.added_rss_gb <= ok.peak_rss_gb).all()
     assert ok.peak_gpu_gb.isna().all()  # CPU: no GPU high-water mark
 
 
