@@ -272,3 +272,8 @@ def test_selective_central_model_returns_the_fused_or_weighted_concat_feature():
 def test_unknown_selective_mode_is_rejected():
     with pytest.raises(ValueError, match="selective"):
         small_central("gate")
+
+
+def test_central_model_starts_at_the_released_constant_lambda():
+    # the released code's lambda_aux = 0.59 until a schedule (train_central) sets it
+    assert small_central().lam == 0.59

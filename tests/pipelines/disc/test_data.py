@@ -5,6 +5,7 @@ import pandas as pd
 import pytest
 
 from paper_pipelines.common.params import validate_params
+from paper_pipelines.common.runtime import substream
 from paper_pipelines.pipelines.disc import data
 from paper_pipelines.pipelines.disc.parameters import DataParams
 
@@ -155,3 +156,54 @@ def test_render_society_gives_clean_expert_c_and_cluttered_others():
     assert set(society["downstream"]["labels"][labelled]) == set(range(10))
     assert set(society["digits"]) == set(data.POOLS)
     assert isinstance(data.digits_table(), pd.DataFrame)
+
+
+def test_digit_labels_are_integer_classes():
+    labels = data.digit_labels()
+    assert labels.dtype.kind == "i" and labels.shape == (1797,)
+
+
+def test_scaled_digits_are_float32_images():
+    out = data.scaled_digits(np.full((1, 64), 8.0), [8, 10])
+    assert out[8].dtype == np.float32 and out[10].dtype == np.float32
+    assert np.allclose(out[10], 0.5)
+
+
+def test_canvas_and_box_are_float32():
+    digit = {8: np.ones((1, 8, 8), dtype=np.float32)}
+    image, box = data.render_canvas(digit, 0, 12, 1, 3, 0.6, 0.1, np.random.default_rng(0))
+    assert image.dtype == np.float32 and box.dtype == np.float32 and box.shape == (4,)
+
+
+def test_render_pool_labels_are_int64_whatever_the_input_integer_type():
+    # int64 class indices, as cross_entropy needs, even from int32 labels
+    digits = {8: np.zeros((2, 8, 8), dtype=np.float32)}
+    labels = np.array([3, 7], dtype=np.int32)
+    pool = data.render_pool(digits, labels, np.array([1, 0]), 1, 8, 0, 4, 0.6, 0.0,
+                            np.random.default_rng(0))  # fmt: skip
+    assert pool["labels"].dtype == np.int64 and pool["labels"].tolist() == [7, 3]
+
+
+def test_render_society_draws_each_part_from_its_named_stream():
+    # each pool's canvases come from substream(seed, "render", pool) and the labelled mask from
+    # substream(seed, "labelled"), so one part can be rebuilt alone from the replicate's seed
+    params = validate_params(
+        DataParams,
+        {"pools": {"expert_c": 10, "expert_d": 10, "social": 10, "downstream": 40},
+         "renders": {"expert": 1, "social": 1, "downstream": 1}},
+        "disc.data",
+    )  # fmt: skip
+    table = data.digits_table()
+    society = data.render_society(table, params, 0.5, 5)
+    labels = table["label"].to_numpy()
+    pools = data.replicate_pools(labels, params.pools.model_dump(), 5)
+    by_scale = data.scaled_digits(table.drop(columns="label").to_numpy(float), list(params.scales))
+    down = data.render_pool(
+        by_scale, labels, pools["downstream"], 1, params.canvas, params.clutter_strokes,
+        params.stroke_length, params.stroke_intensity, params.noise,
+        substream(5, "render", "downstream"),
+    )  # fmt: skip
+    for key in ("images", "labels", "boxes"):
+        assert np.array_equal(society["downstream"][key], down[key])
+    mask = data.labelled_split(down["labels"], 0.5, substream(5, "labelled"))
+    assert np.array_equal(society["downstream"]["labelled"], mask)

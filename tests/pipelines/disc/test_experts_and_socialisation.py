@@ -239,3 +239,28 @@ def test_transfer_blocks_get_gradients_from_the_main_task():
     ).backward()
     assert c.transfer["layer3"].paths["layer3"][0].weight.grad.abs().sum() > 0
     assert all(p.grad is None for p in c.aux.parameters())
+
+
+def test_specialist_convs_have_no_bias_before_their_batch_norm():
+    # ResNet's conv-BN layout: the BN shift is the only bias, so a saved state has no conv bias
+    keys = set(experts.Specialist(3, (4, 5, 6), "cls").state_dict())
+    for stage in ("pre_layer", "layer1", "layer2", "layer3"):
+        assert f"{stage}.0.weight" in keys and f"{stage}.0.bias" not in keys
+        assert f"{stage}.1.bias" in keys
+
+
+def test_train_specialist_trains_on_the_requested_device():
+    # the meta device stands in for an accelerator: any tensor left on the CPU fails the step
+    pool = tiny_pool(8)
+    model = experts.train_specialist(pool, "box", 3, (4, 5, 6), 1, 0.01, 4, 0.1, 0.05,
+                                     np.random.default_rng(0), device="meta")  # fmt: skip
+    assert {p.device.type for p in model.parameters()} == {"meta"}
+    assert not model.training and not any(p.requires_grad for p in model.parameters())
+
+
+def test_train_central_trains_on_the_central_models_device():
+    c = central("feature").to("meta")
+    fit = socialisation.train_central(c, tiny_pool(8), "cls", VariantParams(), 1, 0.01, 4, 0.1, 0.05,
+                                      np.random.default_rng(0))  # fmt: skip
+    assert fit["steps"] == 2
+    assert {p.device.type for p in fit["heads"].parameters()} == {"meta"}

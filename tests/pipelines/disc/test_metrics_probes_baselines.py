@@ -66,3 +66,39 @@ def test_baselines_are_the_expert_feature_and_the_concatenation():
     main, aux = np.ones((2, 3)), np.zeros((2, 2))
     assert baselines.upe_features(main) is main
     assert np.array_equal(baselines.concat_features(main, aux), [[1, 1, 1, 0, 0]] * 2)
+
+
+def test_two_empty_boxes_have_no_overlap():
+    # zero union (both boxes empty, or negative sizes clipped to empty): IoU 0, never a hit
+    empty = np.array([[0.5, 0.5, 0.0, 0.0], [0.2, 0.3, -1.0, 0.5]])
+    assert np.array_equal(metrics.box_iou(empty, empty), [0.0, 0.0])
+    assert metrics.box_accuracy(empty, empty, 0.5) == 0.0
+
+
+def two_class_features(seed=0):
+    rng = np.random.default_rng(seed)
+    labels = np.repeat(np.arange(2), 30)
+    feats = np.c_[labels + 0.3 * rng.standard_normal(60), rng.standard_normal(60)]
+    return feats, labels
+
+
+def test_classification_probe_standardises_so_feature_units_do_not_matter():
+    feats, labels = two_class_features()
+    labelled = np.zeros(60, bool)
+    labelled[[0, 1, 2, 30, 31, 32]] = True
+    base = probes.probe_classification(feats, labels, labelled, 1.0, 200)
+    assert base == 1.0
+    # the class signal in units 1e4 times smaller: a standardised probe scores the same
+    tiny = feats * np.array([1e-4, 1.0])
+    assert probes.probe_classification(tiny, labels, labelled, 1.0, 200) == base
+
+
+def test_classification_probe_uses_the_given_regularisation_strength():
+    feats, labels = two_class_features()
+    labelled = np.zeros(60, bool)
+    labelled[[0, 1, 2, 3, 30]] = True  # 4 of class 0, 1 of class 1
+    assert probes.probe_classification(feats, labels, labelled, 1.0, 200) > 0.9
+    # C -> 0 shrinks every weight to 0: only the intercept is left, which picks the labelled majority
+    # class 0 for every canvas; the unlabelled part has 26 of class 0 among 55
+    got = probes.probe_classification(feats, labels, labelled, 1e-6, 200)
+    assert got == pytest.approx(26 / 55)

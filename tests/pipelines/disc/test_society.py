@@ -5,8 +5,9 @@ import pytest
 import torch
 
 from paper_pipelines.common.params import validate_params
+from paper_pipelines.common.runtime import substream
 from paper_pipelines.pipelines.disc import society
-from paper_pipelines.pipelines.disc.experts import pooled_features
+from paper_pipelines.pipelines.disc.experts import pooled_features, train_specialist
 from paper_pipelines.pipelines.disc.parameters import (
     ExpertParams,
     ProbeParams,
@@ -14,6 +15,7 @@ from paper_pipelines.pipelines.disc.parameters import (
     VariantParams,
 )
 from paper_pipelines.pipelines.disc.probes import probe_boxes, probe_classification
+from paper_pipelines.pipelines.disc.socialisation import train_central
 
 EXPERT = validate_params(
     ExpertParams, {"stem": 3, "channels": [4, 5, 6], "epochs": 1, "batch": 16}, "e"
@@ -149,3 +151,38 @@ def test_baselines_probe_each_expert_and_the_concatenation(pools, records):
     assert out["upe_box"][1] == society.probe_scores(f_d, down, "box", PROBE)
     assert out["concat_cls"][1] == society.probe_scores(np.hstack([f_c, f_d]), down, "cls", PROBE)
     assert out["concat_box"][1] == society.probe_scores(np.hstack([f_d, f_c]), down, "box", PROBE)
+
+
+def test_build_central_puts_the_model_on_the_device(records):
+    cls, det = records
+    central = society.build_central(cls, det, 0, EXPERT, VariantParams(selective="feature"), "meta")
+    assert {p.device.type for p in central.parameters()} == {"meta"}
+
+
+def test_experts_train_from_the_expert_stream_of_seed_plus_r(pools, records):
+    # replicate r's expert is train_specialist on substream(seed + r, "expert", task): rebuildable alone
+    cls, _ = records
+    alone = train_specialist(
+        pools[1]["expert_c"], "cls", EXPERT.stem, EXPERT.channels, EXPERT.epochs, EXPERT.lr,
+        EXPERT.batch, EXPERT.det_cls_weight, EXPERT.box_beta, substream(1, "expert", "cls"),
+    )  # fmt: skip
+    assert all(torch.equal(v, cls["states"][1][k]) for k, v in alone.state_dict().items())
+
+
+def test_variants_train_from_the_social_stream_of_seed_plus_r(pools, records):
+    # the transfer blocks' initial weights come from torch's global generator (build_central runs
+    # before train_central seeds torch), so both sides start it from the same state
+    cls, det = records
+    variant = VariantParams()
+    torch.manual_seed(0)
+    social = SocialParams(
+        epochs=1, batch=4
+    )  # several minibatches: their order is the stream's draw
+    trained = society.train_variant(cls, det, pools[:1], variant, social, EXPERT, 2, "cpu")
+    torch.manual_seed(0)
+    central = society.build_central(cls, det, 0, EXPERT, variant, "cpu")
+    train_central(
+        central, pools[0]["social"], "cls", variant, social.epochs, social.lr, social.batch,
+        EXPERT.det_cls_weight, EXPERT.box_beta, substream(2, "social", "cls"),
+    )  # fmt: skip
+    assert all(torch.equal(v, trained["states"][0][k]) for k, v in central.state_dict().items())
