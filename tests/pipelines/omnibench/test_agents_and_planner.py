@@ -231,3 +231,159 @@ def test_suites_and_bootstrap():
     lo, hi = cap.bootstrap_ci(np.array([0.0, 1.0] * 20), 500, 0.9, np.random.default_rng(0))
     assert 0.3 < lo < 0.5 < hi < 0.7
     assert all(np.isnan(cap.bootstrap_ci(np.array([]), 10, 0.95, np.random.default_rng(0))))
+
+
+def test_parse_action_strips_quotes_only():
+    assert ag.parse_action('click_input("filters")') == {"api": "click_input", "label": "filters"}
+    assert ag.parse_action("click_input('export_XLSX')") == {
+        "api": "click_input",
+        "label": "export_XLSX",
+    }
+    assert ag.parse_action('set_edit_text(dst_box, "Desktop/out/r.XLSX")') == {
+        "api": "set_edit_text",
+        "label": "dst_box",
+        "text": "Desktop/out/r.XLSX",
+    }
+    # no text argument: an empty text
+    assert ag.parse_action("set_edit_text(dst_box)") == {
+        "api": "set_edit_text",
+        "label": "dst_box",
+        "text": "",
+    }
+
+
+def test_render_prompt_is_the_whole_screen_a11y_prompt():
+    obs = {
+        "app": "photo_lab",
+        "a11y": [
+            {"label": "b", "text": "Go", "type": "Button"},
+            {"label": "e", "text": "", "type": "Edit"},
+        ],
+        "files": ["Desktop/a.png", "Desktop/b.txt"],
+    }
+    assert ag.render_prompt("do it", obs) == "\n".join(
+        [
+            "Task: do it",
+            "Current app: photo_lab",
+            "Controls:",
+            "- [b] Go (Button)",
+            "- [e]  (Edit)",
+            "Files: Desktop/a.png, Desktop/b.txt",
+            "Answer with one action, e.g. click_input(label) or set_edit_text(label, text) or FINISH.",
+        ]
+    )
+
+
+def test_lm_agent_before_reset_has_an_empty_task():
+    prompts = []
+    agent = ag.LMAgent(lambda text: prompts.append(text) or "FINISH")
+    obs = {"app": None, "a11y": [], "files": []}
+    assert agent.act(obs) == ag.FINISH
+    assert prompts[0].splitlines()[0] == "Task: "
+
+
+def test_split_clauses_drops_only_the_final_period():
+    assert ag.split_clauses("Rename Desktop/a.png to FIX. Then zip FIX.") == [
+        "Rename Desktop/a.png to FIX",
+        "zip FIX",
+    ]
+
+
+def test_random_action_types_a_visible_file_or_junk():
+    rng = np.random.default_rng(0)
+    obs = {"a11y": [{"label": "e", "type": "Edit", "text": ""}], "files": ["Desktop/a.png"]}
+    texts = [ag.random_action(obs, rng)["text"] for _ in range(100)]
+    assert all(isinstance(t, str) for t in texts)
+    junk = [t for t in texts if t != "Desktop/a.png"]
+    assert 20 < len(junk) < 80  # about half the time
+    assert all(t.startswith("Desktop/out/r") and t.endswith(".txt") for t in junk)
+
+
+def test_parse_plan_passes_a_missing_output_as_empty_path():
+    seen = []
+    first = {
+        "slots": ["src"],
+        "input_resources": {"src": "image"},
+        "output_resources": {"dst": "image"},
+    }
+    second = {**first, "id": "second"}
+
+    def retrieve(clause):
+        return first if clause.startswith("Open") else second
+
+    def resolver(mention, kind, earlier):
+        seen.append(list(earlier))
+        return earlier[-1][0]
+
+    plan = ag.parse_plan("Open Desktop/a.png. Then open the previous result.", retrieve, resolver)
+    assert [p for _, p in plan] == [{"src": "Desktop/a.png"}, {"src": ""}]
+    assert seen == [[("", "image")]]
+
+
+def test_tfidf_retrieval_matches_single_words(gold):
+    retriever = ag.Retriever(gold, "tfidf")
+    # unigrams count: one distinctive word finds its subtask
+    assert retriever("grayscale")["effect"] == "grayscale"
+    assert retriever("compress")["effect"] == "compress"
+
+
+def test_minilm_retrieval_embeds_each_text_as_its_own_mean_pooled_vector(gold):
+    import torch
+
+    retriever = ag.Retriever(gold[:6], "minilm")
+    assert retriever.matrix.shape == (6, 384)
+    np.testing.assert_allclose(np.linalg.norm(retriever.matrix, axis=1), 1.0, rtol=1e-5)
+    model, tokenizer = retriever.encoder
+    texts = ["In ZipTool, compress", "Copy a file into a folder on the desktop please"]
+    batch = retriever._embed(texts)  # padded together
+    for text, vector in zip(texts, batch, strict=True):
+        with torch.no_grad():
+            states = model(**tokenizer(text, return_tensors="pt")).last_hidden_state[0]
+        alone = torch.nn.functional.normalize(states.mean(0), dim=0).numpy()
+        np.testing.assert_allclose(vector, alone, atol=1e-5)
+    long = retriever._embed(["word " * 2000])  # cut to the model's window, not an error
+    assert long.shape == (1, 384) and np.isfinite(long).all()
+    assert (
+        retriever("In FileExplorer, copy Desktop/a.pdf to Desktop/out/a.pdf")["id"] == gold[0]["id"]
+    )
+
+
+def test_reference_examples_rows_by_hand(gold_by_id):
+    x, y = pl.reference_examples([_task(gold_by_id)], gold_by_id)
+    # n2 reads n0's image through "an earlier step"; n3 reads n2's pdf, the previous result
+    np.testing.assert_allclose(
+        x,
+        [
+            [0, 1 / 2, 1, 0, 0, 0, 1],
+            [1, 1, 1, 1, 0, 1, 1],
+            [0, 1 / 3, 0, 0, 0, 0, 0],
+            [0, 1 / 2, 0, 0, 0, 0, 0],
+            [1, 1, 1, 1, 1, 0, 0],
+        ],
+    )
+    assert list(y) == [1, 0, 0, 0, 1]
+
+
+def test_learned_resolver_follows_the_mention():
+    # trained: "the previous result" -> the previous clause; "an earlier step" -> the older output
+    prev = pl.pair_features(pl.PREVIOUS, "pdf", [("a", "image"), ("b", "pdf")])
+    older = pl.pair_features("earlier", "image", [("a", "image"), ("b", "image")])
+    x = np.vstack([prev, older] * 10)
+    y = np.array([0, 1, 1, 0] * 10)
+    model = pl.fit_resolver(x, y, 1.0)
+    assert list(model.classes_) == [0, 1]
+    resolver = pl.LearnedResolver(model)
+    both = [("a", "image"), ("b", "image")]
+    assert resolver("earlier", "image", both) == "a"  # the untrained fallback would say "b"
+    assert resolver(pl.PREVIOUS, "image", both) == "b"
+    assert pl.LearnedResolver(None)("earlier", "image", both) == "b"
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_suites_draw_distinct_tasks(seed):
+    tasks = [{"task_id": f"t{i:02d}", "levels": {"width": "hard"}} for i in range(30)]
+    suite = cap.build_suites(tasks, {"p": {"width": ["hard"]}}, 10, np.random.default_rng(seed))[
+        "p"
+    ]
+    # without replacement: ten different tasks, kept in the task list's order
+    assert len(set(suite)) == len(suite) == 10 and suite == sorted(suite)

@@ -170,3 +170,108 @@ def test_enumeration_and_available_parameters(raw):
     }
     explored = discovery.discover_subtasks(desktop, "explore", 60, 8, 2, np.random.default_rng(0))
     assert len(explored) == 40 and all(len(c["available_parameters"]) == 2 for c in explored)
+
+
+def _msg(where, problem, fix, file=data.TASKS_FILE):
+    """The full SpecError text: file, entry, problem, fix (as the module docstring promises)."""
+    return f"{file}: {where}: {problem}; {fix}. Nothing was run or written."
+
+
+def test_parsed_authored_task_has_the_full_schema(raw):
+    desktop = data.load_desktop(raw, None, 3)
+    entry = _task({"a": ["b"]})
+    entry["task_instruction"] = "Gray twice"
+    assert data.parse_authored_tasks([entry], desktop) == [
+        {
+            "task_id": "t",
+            "instruction": "Gray twice",
+            "source": "authored",
+            "nodes": [
+                {
+                    "id": n,
+                    "subtask": "photo_lab.grayscale",
+                    "app": "photo_lab",
+                    "category": "image",
+                    "params": {"src": "s", "dst": f"d{n}"},
+                }
+                for n in ("a", "b")
+            ],
+            "edges": [["a", "b"]],
+            "targets": None,
+        }
+    ]
+
+
+def test_authored_task_errors_name_file_entry_problem_and_fix(raw):
+    desktop = data.load_desktop(raw, None, 3)
+    dangling = _task({"a": ["z"]})
+    del dangling["task_id"]  # an entry without an id is named "?"
+    with pytest.raises(data.SpecError) as info:
+        data.parse_authored_tasks([_task({}), dangling], desktop)
+    assert str(info.value) == _msg(
+        "tasks[1] (?).dag.edges",
+        "edge a -> z names subtask 'z', which is not in dag.nodes ['a', 'b']",
+        "add the node or remove the edge",
+    )
+    with pytest.raises(data.SpecError) as info:
+        data.parse_authored_tasks([_task({"a": ["b"], "b": ["a"]})], desktop)
+    assert str(info.value) == _msg(
+        "tasks[0] (t).dag", "the task graph has a cycle", "remove an edge of the cycle"
+    )
+    missing = _task({})
+    missing["subtasks"].pop()
+    with pytest.raises(data.SpecError) as info:
+        data.parse_authored_tasks([missing], desktop)
+    assert str(info.value) == _msg(
+        "tasks[0] (t).subtasks", "node 'b' has no subtask entry", "add one"
+    )
+    unknown = _task({})
+    unknown["subtasks"][1]["subtask"] = "photo_lab.sharpen"
+    with pytest.raises(data.SpecError) as info:
+        data.parse_authored_tasks([unknown], desktop)
+    assert str(info.value) == _msg(
+        "tasks[0] (t).subtasks.b",
+        "unknown subtask 'photo_lab.sharpen'",
+        "use <app>.<effect> from apps.yml",
+    )
+
+
+def test_subtask_names_split_at_the_first_dot():
+    # <app>.<effect>: the app is the part before the first dot, the effect keeps the rest
+    desktop = {"apps": {"lab": {"category": "image", "effects": {"v2.gray": {}}}}}
+    entry = _task({}, nodes=("a",))
+    entry["subtasks"][0]["subtask"] = "lab.v2.gray"
+    node = data.parse_authored_tasks([entry], desktop)[0]["nodes"][0]
+    assert node["app"] == "lab" and node["subtask"] == "lab.v2.gray"
+
+
+def test_desktop_errors_give_the_whole_message(raw):
+    with pytest.raises(data.SpecError) as info:
+        data.load_desktop({"files": []}, None, 3)
+    assert str(info.value) == _msg(
+        "top level", "needs keys 'apps' and 'files'", "restore the authored file", data.APPS_FILE
+    )
+    broken = copy.deepcopy(raw)
+    broken["apps"]["photo_lab"]["home"] = "start"
+    with pytest.raises(data.SpecError) as info:
+        data.load_desktop(broken, None, 3)
+    assert str(info.value) == _msg(
+        "apps.photo_lab.home",
+        "screen 'start' is not defined",
+        "name one of its screens",
+        data.APPS_FILE,
+    )
+
+
+def test_explored_resources_are_the_desktop_files_read(raw):
+    desktop = data.load_desktop(raw, None, 3)
+    observed = {
+        # dst overwrites an existing desktop file, "junk" is no file: neither is an input resource
+        "literals": {"src": "Desktop/photo1.png", "extra": "junk", "dst": "Desktop/photo2.jpg"},
+        "created": "image",
+        "path": [{"api": "click_input", "label": "launch:photo_lab"}],
+    }
+    cand = discovery.abstract_subtask(desktop, "photo_lab", "grayscale", observed)
+    assert cand["input_resources"] == {"src": "image"}
+    assert cand["output_resources"] == {"dst": "image"}
+    assert cand["observed_path"] == observed["path"]

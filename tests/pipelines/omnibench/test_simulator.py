@@ -106,3 +106,26 @@ def test_cancel_goes_home(desktop, label):
     sim = replay(desktop, PATH[:3])
     sim.act({"api": "click_input", "label": label})
     assert sim.screen == "home"
+
+
+def test_invalid_actions_are_logged_with_app_and_what_was_tried(desktop):
+    sim = replay(desktop, PATH[:1])
+    assert sim.act({"api": "set_edit_text", "label": "filters", "text": "x"}) is False
+    assert sim.events[-1] == ("invalid", "photo_lab", "filters")
+    assert sim.act({"api": "drag_mouse"}) is False
+    assert sim.events[-1] == ("invalid", "photo_lab", "drag_mouse")
+
+
+def test_missing_text_or_keys_count_as_empty(desktop):
+    sim = replay(desktop, PATH[:3])
+    assert sim.act({"api": "set_edit_text", "label": "src_box"}) is True
+    assert sim.forms["photo_lab"] == {"src": ""} and sim.events[-1] == ("type", "photo_lab", "")
+    assert sim.act({"api": "keyboard_input"}) is True
+    assert sim.events[-1] == ("keys", "photo_lab", "") and sim.check_keyboard_types("")
+
+
+def test_check_mouse_clicks_needs_that_text(desktop):
+    sim = replay(desktop, PATH)
+    assert sim.check_mouse_clicks("Apply grayscale")
+    assert not sim.check_mouse_clicks("Apply crop")  # clicks happened, none with this text
+    assert not OmniSim(desktop).check_mouse_clicks("Apply grayscale")

@@ -178,3 +178,10 @@ def test_every_gold_subtask_passes_and_rejects_negatives(desktop, gold):
     assert len(gold) == 40 and all(g["status"] == "verified" for g in gold)
     assert np.isnan(sy.gold_check_rates(desktop, [])["gold_replay_pass_rate"])
     assert sy.fresh_sim(desktop).files
+
+
+def test_wrong_app_negative_launches_another_app(desktop, gold_by_id):
+    solo = _candidate(gold_by_id, "photo_lab.crop_center")
+    traj = sy.gold_trajectory(desktop["apps"]["photo_lab"], "photo_lab", "crop_center")
+    wrong_app = sy.negatives(desktop, solo, solo["available_parameters"][0], traj)["wrong_app"]
+    assert wrong_app[0] == {"api": "click_input", "label": LAUNCH + "file_explorer"}

@@ -223,3 +223,61 @@ def test_sample_targets_follow_filters_and_feasibility():
     assert targets[1]["nodes"] == "easy" and targets[3]["edges"] == "easy"
     assert all(t["depth"] != "hard" for t in targets)
     assert set(targets[0]) == set(tg.DIMENSIONS)
+
+
+def test_with_inputs_defaults_missing_params_to_empty(gold_by_id):
+    known = {"id": "k", "subtask": "word_writer.insert_image", "app": "word_writer",
+             "category": "document", "params": {"src": "s.docx"}}  # fmt: skip
+    unknown = {**known, "id": "u", "subtask": "x.y", "params": {}}
+    filled = tg.with_inputs({"nodes": [unknown, known], "edges": []}, gold_by_id)["nodes"]
+    # every node is kept (an unknown subtask does not end the list), missing values are ""
+    assert [n["id"] for n in filled] == ["u", "k"]
+    assert filled[0]["inputs"] == [] and filled[0]["output"] == ""
+    assert filled[1]["inputs"] == ["s.docx", ""] and filled[1]["output"] == ""
+
+
+def test_feasible_accepts_a_single_node_under_wide_easy_depth():
+    # easy depth is 1..3 here: one node (depth 1, no edge) meets every easy level
+    easy = dict.fromkeys(tg.DIMENSIONS, "easy")
+    bins = {**BINS, "depth": (3, 4)}
+    assert tg.feasible(easy, bins, CAPS)
+    single = {"nodes": [_node("a", "image", [], "o/a")], "edges": []}
+    assert tg.complexity_levels(tg.complexity_measures(single), bins) == easy
+
+
+def test_sample_targets_filter_exactly_the_share_and_redraw_the_rest():
+    suites = {"p": {"width": ["hard"]}}
+    # width hard is never feasible: filtered targets keep it, the others redraw until it is not
+    targets = tg.sample_targets(
+        10, suites, 0.4, np.random.default_rng(0), lambda t: t["width"] != "hard"
+    )
+    assert [t["width"] == "hard" for t in targets] == [True] * 4 + [False] * 6
+    none = tg.sample_targets(
+        8, suites, 0.0, np.random.default_rng(0), lambda t: t["width"] != "hard"
+    )
+    assert all(t["width"] != "hard" for t in none)
+
+
+def test_sample_targets_give_up_after_the_redraws():
+    calls = []
+
+    def never(target):
+        calls.append(target)
+        return False
+
+    targets = tg.sample_targets(3, {}, 0.0, np.random.default_rng(0), never)
+    assert len(calls) == 3 * 50 and targets == [calls[49], calls[99], calls[149]]
+    calls.clear()
+    tg.sample_targets(2, {}, 0.0, np.random.default_rng(0), never, redraws=5)
+    assert len(calls) == 10
+
+
+def test_wl_hash_is_networkx_weisfeiler_lehman_over_subtask_labels():
+    import networkx as nx
+
+    task = _diamond()
+    graph = nx.DiGraph()
+    graph.add_nodes_from((n["id"], {"label": n["subtask"]}) for n in task["nodes"])
+    graph.add_edges_from(map(tuple, task["edges"]))
+    # the spec's dedupe key: networkx's WL hash with its default iterations
+    assert tg.wl_hash(task) == nx.weisfeiler_lehman_graph_hash(graph, node_attr="label")
