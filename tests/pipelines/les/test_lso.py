@@ -229,3 +229,108 @@ def test_the_surrogate_fit_stops_at_max_iter():
     long = lso.fit_surrogate(x, y, max_iter=50)
     key = next(k for k in long if k.endswith("raw_lengthscale"))
     assert not torch.allclose(short[key], long[key])
+
+
+SETTINGS = lso.TurboSettings(
+    initial_length=0.8, length_min=0.5**7, length_max=1.6, success_tolerance=2, failure_tolerance=3
+)
+
+
+def test_failure_tolerance_is_the_official_default():
+    assert lso.failure_tolerance(dim=25, batch=10) == 3  # ceil(2.5)
+    assert lso.failure_tolerance(dim=2, batch=10) == 1  # ceil(max(0.4, 0.2))
+    assert lso.failure_tolerance(dim=2, batch=3) == 2  # ceil(4 / 3)
+    assert lso.failure_tolerance(dim=30, batch=10) == 3
+
+
+def test_a_new_best_by_more_than_1e3_relative_counts_as_a_success():
+    state = lso.TrustRegion(0.8, success=0, failure=2, best=-1.0)
+    up = lso.update_trust_region(state, np.array([-2.0, -0.998]), SETTINGS)
+    assert (up.length, up.success, up.failure, up.best) == (0.8, 1, 0, -0.998)
+    # -0.9995 beats -1 by less than 1e-3 |best|: a failure, but the best still moves
+    flat = lso.update_trust_region(state, np.array([-0.9995]), SETTINGS)
+    assert (flat.success, flat.failure, flat.best) == (0, 0, -0.9995)
+    assert flat.length == 0.4  # the third failure in a row halves the region
+
+
+def test_success_tolerance_doubles_and_failures_halve():
+    state = lso.TrustRegion(0.8, best=0.0)
+    for value, expected in [(1.0, (0.8, 1, 0)), (2.0, (1.6, 0, 0)), (3.0, (1.6, 1, 0))]:
+        state = lso.update_trust_region(state, np.array([value]), SETTINGS)
+        assert (state.length, state.success, state.failure) == expected
+    # a success run on 1.6 stays at length_max
+    state = lso.update_trust_region(state, np.array([4.0]), SETTINGS)
+    assert (state.length, state.success) == (1.6, 0)
+    for failure in (1, 2):
+        state = lso.update_trust_region(state, np.array([0.0]), SETTINGS)
+        assert (state.length, state.success, state.failure) == (1.6, 0, failure)
+    state = lso.update_trust_region(state, np.array([0.0]), SETTINGS)
+    assert (state.length, state.failure, state.best) == (0.8, 0, 4.0)
+
+
+def test_a_region_below_its_minimum_restarts_at_the_initial_length():
+    state = lso.TrustRegion(0.5**7, failure=2, best=1.0)
+    restarted = lso.update_trust_region(state, np.array([0.5]), SETTINGS)
+    assert restarted == lso.TrustRegion(0.8, 0, 0, 1.0, restarts=1)
+    # halving onto exactly length_min keeps the region
+    edge = lso.update_trust_region(lso.TrustRegion(0.5**6, failure=2, best=1.0, restarts=2),
+                                   np.array([0.5]), SETTINGS)  # fmt: skip
+    assert edge == lso.TrustRegion(0.5**7, 0, 0, 1.0, restarts=2)
+
+
+def test_the_box_is_stretched_by_lengthscales_over_their_geometric_mean_and_clamped():
+    # lengthscales (1, 4): geometric mean 2, weights (0.5, 2); half side = w * 0.8 * 3
+    box = lso.trust_region_box(
+        torch.zeros(2, dtype=torch.float64), torch.tensor([1.0, 4.0], dtype=torch.float64), 0.8, 3.0
+    )
+    assert torch.allclose(box, torch.tensor([[-1.2, -3.0], [1.2, 3.0]], dtype=torch.float64))
+    # equal lengthscales: a cube of side 0.5 x 6 around the centre, clipped at +3
+    box = lso.trust_region_box(torch.tensor([2.0, -1.0]), torch.tensor([7.0, 7.0]), 0.5, 3.0)
+    assert torch.allclose(box, torch.tensor([[0.5, -2.5], [3.0, 0.5]]))
+    # a centre outside the global box is pulled in first, so the box never collapses
+    box = lso.trust_region_box(torch.tensor([5.0]), torch.tensor([1.0]), 0.1, 3.0)
+    assert torch.allclose(box, torch.tensor([[2.7], [3.0]]))
+
+
+def test_ard_lengthscales_read_the_kernel():
+    x = torch.rand(8, 3, dtype=torch.float64)
+    model = lso.surrogate(x, x.sum(-1), {})
+    scales = lso.ard_lengthscales(model, 3)
+    assert scales.shape == (3,) and (scales > 0).all()
+
+    class Shared:
+        class covar_module:  # noqa: N801 - mimics a gpytorch ScaleKernel without ARD
+            class base_kernel:  # noqa: N801
+                lengthscale = torch.tensor([[2.0]])
+
+    assert torch.equal(lso.ard_lengthscales(Shared, 3), torch.tensor([2.0, 2.0, 2.0]))
+
+
+def test_a_turbo_run_searches_inside_the_region_around_the_best_point(monkeypatch):
+    data = np.random.default_rng(0).normal(size=(10, 3))
+    z_init, y_init = data[:, :2], data[:, 2]
+    seen, original = [], lso.surrogate
+    monkeypatch.setattr(lso, "surrogate", lambda x, y, h: seen.append(x) or original(x, y, h))
+    # every decoding valid with objective 10: round 0 sets a new best, round 1 fails to beat it
+    monkeypatch.setattr(lso, "is_valid", lambda expression: True)
+    monkeypatch.setattr(lso, "objective", lambda expression: 10.0)
+    table = lso.optimise_bounded_lbfgs(
+        Linear(), z_init, y_init, n_rounds=3, n_batch=2, z_bound=3.0, gp_iterations=2, seed=0,
+        turbo=lso.TurboSettings(0.1, 0.5**7, 1.6, 10, 1),
+    )  # fmt: skip
+    assert list(table.columns)[-2:] == ["tr_length", "tr_restarts"]
+    # failure tolerance 1: a success keeps the length, the one failure halves it
+    assert list(table["tr_length"]) == [0.1, 0.1, 0.1, 0.1, 0.05, 0.05]
+    assert (table["tr_restarts"] == 0).all()
+    x = seen[-1]
+    assert x.shape == (14, 2)  # the last round starts from 10 + 2 + 2 points
+    # each round's candidates lie in the box around the best point so far, stretched by the
+    # surrogate's lengthscales (fit once: the first fit again)
+    y = torch.as_tensor(y_init)
+    model = original(x[:10], (y - y.mean()) / y.std(correction=0), lso.fit_surrogate(
+        x[:10], (y - y.mean()) / y.std(correction=0), 2))  # fmt: skip
+    scales = lso.ard_lengthscales(model, 2)
+    for centre, new in [(x[int(np.argmax(y_init))], x[10:12]), (x[10], x[12:14])]:
+        box = lso.trust_region_box(centre, scales, 0.1, 3.0)
+        assert ((new >= box[0] - 1e-9) & (new <= box[1] + 1e-9)).all()
+        assert (box[1] - box[0]).prod() < 0.6**2 * 1.0001  # the area is the side squared

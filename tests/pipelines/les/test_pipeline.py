@@ -7,7 +7,13 @@ import pytest
 from pydantic import ValidationError
 
 from paper_pipelines.common.params import ParameterError
-from paper_pipelines.pipelines.les.parameters import DataParams, LSOParams, OODParams, ScoreParams
+from paper_pipelines.pipelines.les.parameters import (
+    DataParams,
+    LSOParams,
+    OODParams,
+    ScoreParams,
+    TurboParams,
+)
 from tests.kedro_helpers import (
     files_under,
     latest_json,
@@ -67,7 +73,7 @@ def test_lso_runs_cover_penalties_and_baselines(fast_run):
     runs = _latest_parquet(
         fast_run / "data/fast/07_model_output/les/lso_trajectories_table.parquet"
     )
-    methods = ["none", "les", "likelihood", "prior", "lbfgs_bounded"]
+    methods = ["none", "les", "likelihood", "prior", "lbfgs_bounded", "turbo"]
     assert list(dict.fromkeys(runs["method"])) == methods
     assert (runs.groupby("method").size() == 2 * 3).all()  # 2 rounds x 3 candidates
     assert runs["objective"][runs["valid"]].notna().all()
@@ -96,6 +102,8 @@ def test_metrics_keep_the_contract_and_every_claim_is_checked(fast_run):
     [
         ({"les.score.fd_eps": 0.0}, r"les\.score\.fd_eps = 0\.0"),
         ({"les.lso.n_init": 10000}, r"les\.lso\.n_init = 10000 exceeds"),
+        ({"les.lso.turbo.success_tolerance": 0}, r"les\.lso\.turbo\.success_tolerance = 0"),
+        ({"les.lso.turbo.optimiser": "adam"}, r"unknown parameter les\.lso\.turbo\.optimiser"),
     ],
 )
 def test_bad_parameters_fail_before_anything_is_written(fast_run, override, message):
@@ -119,6 +127,8 @@ def test_bad_parameters_fail_before_anything_is_written(fast_run, override, mess
             r"must include none and les; \['les'\] missing",
         ),
         (ScoreParams, {"decoder_mode": "dropout"}, "decoder_mode"),
+        (TurboParams, {"failure_tolerance": 0}, "greater than or equal to 1"),
+        (TurboParams, {"initial_length": 2.0}, r"length_min < initial_length <= length_max"),
         (ScoreParams, {"jacobian": "autograd"}, "jacobian"),
         (OODParams, {"scores": ["les", "prior"]}, r"\['polarity', 'likelihood'\] missing"),
         (DataParams, {"max_len": 20}, "max_len"),

@@ -131,6 +131,15 @@ def ood_scores(
     return values, seconds, singular
 
 
+def turbo_settings(lso_params, dim: int) -> lso.TurboSettings:
+    """les.lso.turbo as the optimiser's settings (a null failure tolerance: the official default)."""
+    block = lso_params.turbo
+    failure = block.failure_tolerance or lso.failure_tolerance(dim, lso_params.n_batch)
+    return lso.TurboSettings(
+        block.initial_length, block.length_min, block.length_max, block.success_tolerance, failure
+    )
+
+
 def lso_runs(
     model: ExpressionVAE,
     train_tokens: np.ndarray,
@@ -139,12 +148,13 @@ def lso_runs(
     score_params,
     seed: int,
 ) -> pd.DataFrame:
-    """Every penalty (and the optional bounded L-BFGS) x replicate: one candidate table."""
+    """Every penalty (and the optional bounded L-BFGS and TuRBO) x replicate: one candidate table."""
     eval_decoder = scores.decoder_view(model.decoder, "eval", torch.float64)
     score_decoder = scores.decoder_view(
         model.decoder, score_params.decoder_mode, DTYPES[score_params.dtype]
     )
     methods = list(lso_params.penalties) + (["lbfgs_bounded"] if lso_params.bounded_lbfgs else [])
+    methods += ["turbo"] if lso_params.turbo.enabled else []
     grid = [(r, m) for r in range(lso_params.replicates) for m in methods]
     tables = []
     for replicate, method in progress(grid, "les: LSO runs", total=len(grid), logger=logger):
@@ -168,6 +178,13 @@ def lso_runs(
                 eval_decoder, z_init, y_init, lso_params.n_rounds, lso_params.n_batch,
                 lso_params.z_bound, lso_params.gp_iterations,
                 substream_seed(seed, "lbfgs", replicate),
+            )  # fmt: skip
+        elif method == "turbo":
+            table = lso.optimise_bounded_lbfgs(
+                eval_decoder, z_init, y_init, lso_params.n_rounds, lso_params.n_batch,
+                lso_params.z_bound, lso_params.gp_iterations,
+                substream_seed(seed, "turbo", replicate),
+                turbo_settings(lso_params, z_init.shape[1]),
             )  # fmt: skip
         else:
             table, singular = lso.optimise(

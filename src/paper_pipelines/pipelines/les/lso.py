@@ -14,8 +14,10 @@ are decoded by argmax; invalid ones are counted but not given to the surrogate.
 from __future__ import annotations
 
 import logging
+import math
 import warnings
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -181,6 +183,83 @@ def optimise(
     return pd.DataFrame(rows), singular_total
 
 
+@dataclass(frozen=True)
+class TurboSettings:
+    """TuRBO's tolerances and length bounds (official les/opt/turbo.py; Eriksson et al. 2019).
+
+    Lengths are in units of the global box [-z_bound, z_bound]^d mapped to the unit cube, as the
+    official code normalises z with z_bounds before it builds the region.
+    """
+
+    initial_length: float = 0.8
+    length_min: float = 0.5**7
+    length_max: float = 1.6
+    success_tolerance: int = 10
+    failure_tolerance: int = 3
+
+
+@dataclass(frozen=True)
+class TrustRegion:
+    """TuRBO's state: side length, consecutive successes / failures, best value, restarts so far."""
+
+    length: float
+    success: int = 0
+    failure: int = 0
+    best: float = -math.inf
+    restarts: int = 0
+
+
+def failure_tolerance(dim: int, batch: int) -> int:
+    """The official default ceil(max(4 / batch, d / batch)) (TurboState.__post_init__)."""
+    return math.ceil(max(4.0 / batch, float(dim) / batch))
+
+
+def update_trust_region(
+    state: TrustRegion, values: np.ndarray, settings: TurboSettings
+) -> TrustRegion:
+    """The official update_state after a round with valid objective ``values``; then a restart.
+
+    A success is a new best by more than 1e-3 |best|; ``success_tolerance`` successes in a row double
+    the length (capped at length_max), ``failure_tolerance`` failures in a row halve it. When the length
+    falls below length_min the region restarts at the initial length with fresh counters (TuRBO's
+    restart; the official code sets restart_triggered and never acts on it). The best value is kept:
+    the data stay, so the region restarts around the same best point.
+    """
+    top = float(np.max(values))
+    success, failure = state.success, state.failure
+    if top > state.best + 1e-3 * abs(state.best):
+        success, failure = success + 1, 0
+    else:
+        success, failure = 0, failure + 1
+    length = state.length
+    if success == settings.success_tolerance:
+        length, success = min(2.0 * length, settings.length_max), 0
+    elif failure == settings.failure_tolerance:
+        length, failure = length / 2.0, 0
+    best = max(state.best, top)
+    if length < settings.length_min:
+        return TrustRegion(settings.initial_length, 0, 0, best, state.restarts + 1)
+    return TrustRegion(length, success, failure, best, state.restarts)
+
+
+def trust_region_box(
+    center: torch.Tensor, lengthscale: torch.Tensor, length: float, z_bound: float
+) -> torch.Tensor:
+    """The (2, d) box around ``center``: side ``length`` x 2 z_bound, stretched per axis by the ARD
+    lengthscales over their geometric mean (official _get_turbo_bounds), clamped to the global box."""
+    weights = lengthscale / lengthscale.mean()
+    weights = weights / torch.prod(weights.pow(1.0 / len(weights)))
+    center = center.clamp(-z_bound, z_bound)
+    half = weights * length * z_bound
+    return torch.stack([center - half, center + half]).clamp(-z_bound, z_bound)
+
+
+def ard_lengthscales(model, dim: int) -> torch.Tensor:
+    """The surrogate kernel's lengthscale per latent axis (one shared value repeated when not ARD)."""
+    kernel = getattr(model.covar_module, "base_kernel", model.covar_module)
+    return kernel.lengthscale.detach().reshape(-1).expand(dim).clone()
+
+
 def optimise_bounded_lbfgs(
     decoder: nn.Module,
     z_init: np.ndarray,
@@ -190,9 +269,15 @@ def optimise_bounded_lbfgs(
     z_bound: float,
     gp_iterations: int,
     seed: int,
+    turbo: TurboSettings | None = None,
 ) -> pd.DataFrame:
     """The bounded L-BFGS baseline: botorch optimize_acqf (multi-start L-BFGS-B) on q-batch qLogEI
-    inside the box [-z_bound, z_bound]^d, with the same surrogate, rounds and decoding."""
+    inside the box [-z_bound, z_bound]^d, with the same surrogate, rounds and decoding.
+
+    With ``turbo`` the box of each round is the TuRBO trust region around the best point so far
+    (the official lbfgs optimiser with use_turbo), and the region is updated from each round's valid
+    values; the table then also has the round's region length and restart count.
+    """
     from botorch.acquisition.logei import qLogExpectedImprovement
     from botorch.optim import optimize_acqf
 
@@ -203,9 +288,15 @@ def optimise_bounded_lbfgs(
     hyper = fit_surrogate(x, y, gp_iterations)
     d = x.shape[1]
     bounds = torch.stack([torch.full((d,), -z_bound), torch.full((d,), z_bound)]).to(dtype)
+    region = None if turbo is None else TrustRegion(turbo.initial_length, best=float(y_init.max()))
     rows, evaluation = [], 0
     for round_ in range(n_rounds):
-        acq = qLogExpectedImprovement(surrogate(x, y, hyper), best_f=float(y.max()))
+        model = surrogate(x, y, hyper)
+        acq = qLogExpectedImprovement(model, best_f=float(y.max()))
+        if region is not None:
+            bounds = trust_region_box(
+                x[int(y.argmax())], ard_lengthscales(model, d).to(dtype), region.length, z_bound
+            )
         torch.manual_seed(seed + round_)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -220,10 +311,15 @@ def optimise_bounded_lbfgs(
                 {"round": round_, "candidate": i, "evaluation": evaluation,
                  "expression": expression, "valid": valid, "objective": value}
             )  # fmt: skip
+            if region is not None:
+                rows[-1].update(tr_length=region.length, tr_restarts=region.restarts)
             if valid:
                 new_x.append(z[i])
-                new_y.append((value - y_mean) / y_std)
+                new_y.append(value)
         if new_x:
             x = torch.cat([x, torch.stack(new_x)])
-            y = torch.cat([y, torch.as_tensor(new_y, dtype=dtype)])
+            y = torch.cat([y, (torch.as_tensor(new_y, dtype=dtype) - y_mean) / y_std])
+            if region is not None:
+                # as the official loop: a round without a valid value leaves the region as it is
+                region = update_trust_region(region, np.asarray(new_y), turbo)
     return pd.DataFrame(rows)

@@ -20,6 +20,7 @@ __all__ = [
     "RuntimeParams",
     "ScoreParams",
     "Seed",
+    "TurboParams",
     "VAEParams",
     "check_across_blocks",
 ]
@@ -89,6 +90,31 @@ class OODParams(ParamsModel):
         return self
 
 
+class TurboParams(ParamsModel):
+    """TuRBO trust regions for the L-BFGS optimiser (official les/opt/turbo.py; Eriksson et al. 2019).
+
+    Lengths are fractions of the global box [-z_bound, z_bound]^d's side.
+    """
+
+    # off by default, like bounded_lbfgs: on adds the method row "turbo"
+    enabled: bool = False
+    initial_length: float = Field(0.8, gt=0)
+    length_min: float = Field(0.5**7, gt=0)
+    length_max: float = Field(1.6, gt=0)
+    success_tolerance: int = Field(10, ge=1)
+    # null = the official ceil(max(4 / n_batch, latent_dim / n_batch))
+    failure_tolerance: int | None = Field(None, ge=1)
+
+    @model_validator(mode="after")
+    def _lengths(self) -> TurboParams:
+        if not self.length_min < self.initial_length <= self.length_max:
+            raise ValueError(
+                f"les.lso.turbo needs length_min < initial_length <= length_max; got "
+                f"{self.length_min} < {self.initial_length} <= {self.length_max}"
+            )
+        return self
+
+
 class LSOParams(ParamsModel):
     """Gradient ascent on qLogEI with a penalty (official les/configs/bayes_opt.yaml, expressions script)."""
 
@@ -112,6 +138,7 @@ class LSOParams(ParamsModel):
     uncertainty_models: int = Field(10, ge=2)
     # optional baseline: botorch's multi-start L-BFGS-B on qLogEI inside the box [-z_bound, z_bound]^d
     bounded_lbfgs: bool = False
+    turbo: TurboParams = Field(default_factory=TurboParams)
 
     @model_validator(mode="after")
     def _required(self) -> LSOParams:
