@@ -2,7 +2,8 @@
 
 from paper_pipelines.datasets.array_tree import ArrayTreeDataset
 from paper_pipelines.datasets.causal_lm import CausalLMDataset
+from paper_pipelines.datasets.clip_folder import ClipFolderDataset
 from paper_pipelines.datasets.skops_dataset import SkopsDataset
 from paper_pipelines.datasets.torch_dataset import TorchDataset
 
-__all__ = ["ArrayTreeDataset", "CausalLMDataset", "SkopsDataset", "TorchDataset"]
+__all__ = ["ArrayTreeDataset", "CausalLMDataset", "ClipFolderDataset", "SkopsDataset", "TorchDataset"]

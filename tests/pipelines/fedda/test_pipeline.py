@@ -114,7 +114,12 @@ def test_final_states_keep_personal_parts_local(fast_run):
     ("block", "model", "value", "message"),
     [
         ("study", "StudyParams", {"methods": ["fedda", "fedprox"]}, r"fedda\.study\.methods\.1"),
-        ("data", "DataParams", {"domains": ["photo", "cartoon"]}, r"fedda\.data\.domains\.1"),
+        (
+            "data",
+            "DataParams",
+            {"domains": ["photo", "cartoon"]},
+            r"fedda\.data\.domains: \['cartoon'\] cannot be rendered",
+        ),
         ("prompt", "PromptParams", {"n_ctx": 0}, r"fedda\.prompt\.n_ctx = 0"),
         ("backbone", "BackboneParams", {"text_layers": 7}, r"fedda\.backbone\.text_layers = 7"),
         ("backbone", "BackboneParams", {"text_layers": 0}, r"fedda\.backbone\.text_layers = 0"),

@@ -261,21 +261,94 @@ def client_plans(labels: np.ndarray, data_params: Any, study: Any, seed: int) ->
     return plans
 
 
-def partition_stats(settings: dict[str, dict[str, dict[str, np.ndarray]]]) -> pd.DataFrame:
-    """Images per class, split and client for every rendered setting (for kedro-viz and the page)."""
+def partition_stats(
+    settings: dict[str, dict[str, dict[str, np.ndarray]]],
+    class_names: tuple[str, ...] | list[str] = CLASS_NAMES,
+) -> pd.DataFrame:
+    """Images per class, split and client for every setting (for kedro-viz and the page)."""
     rows = []
     for setting, clients in settings.items():
         for client, split in clients.items():
             for part in ("train", "test"):
-                counts = np.bincount(split[f"{part}_labels"], minlength=len(CLASS_NAMES))
+                counts = np.bincount(split[f"{part}_labels"], minlength=len(class_names))
                 for c, n in enumerate(counts):
                     rows.append(
                         {
                             "setting": setting,
                             "client": client,
                             "split": part,
-                            "class": CLASS_NAMES[c],
+                            "class": class_names[c],
                             "count": int(n),
                         }
                     )
     return pd.DataFrame(rows)
+
+
+# ---------------------------------------------------------------- a user's domain folders (paper scale)
+def prompt_name(folder: str) -> str:
+    """A class folder's name as prompts read it (Office-Home's ``Alarm_Clock`` -> ``alarm clock``)."""
+    return folder.replace("_", " ").strip().lower()
+
+
+def load_domain_folders(
+    partitions: dict[str, Any], domains: list[str], image_size: int
+) -> dict[str, Any]:
+    """``<domain>/<class>/<image>`` partitions (PACS, Office-Home) -> per requested domain uint8
+    (N, 3, S, S) images resized to ``image_size`` and labels over the sorted class folders of all
+    requested domains. Partition values are loaders (Kedro's PartitionedDataset) or images."""
+    from PIL import Image
+
+    by_domain: dict[str, list[tuple[str, str, Any]]] = {}
+    for key in sorted(partitions):
+        parts = key.replace("\\", "/").strip("/").split("/")
+        if len(parts) < 3:
+            raise ValueError(
+                f"fedda.domain_images: partition {key!r} is not <domain>/<class>/<image>; point the "
+                "entry's path at the folder that holds one sub-folder per domain"
+            )
+        by_domain.setdefault(parts[0], []).append((parts[1], key, partitions[key]))
+    missing = [d for d in domains if d not in by_domain]
+    if missing:
+        raise ValueError(
+            f"fedda.data.domains names {missing}, but fedda.domain_images has no such folder "
+            f"(found: {sorted(by_domain)}); fix fedda.data.domains or the entry's path"
+        )
+    folders = sorted({c for d in domains for c, _, _ in by_domain[d]})
+    index = {c: i for i, c in enumerate(folders)}
+    out = {}
+    for domain in domains:
+        images, labels = [], []
+        for cls, _, item in by_domain[domain]:
+            image = item() if callable(item) else item
+            image = image.convert("RGB").resize((image_size, image_size), Image.BICUBIC)
+            images.append(np.asarray(image, dtype=np.uint8).transpose(2, 0, 1))
+            labels.append(index[cls])
+        out[domain] = {"images": np.stack(images), "labels": np.asarray(labels, np.int64)}
+    return {"domains": out, "class_names": tuple(prompt_name(c) for c in folders)}
+
+
+def split_domain_clients(
+    folders: dict[str, dict[str, np.ndarray]],
+    train_frac: float,
+    beta: float,
+    rng: np.random.Generator,
+) -> dict[str, dict[str, np.ndarray]]:
+    """One client per domain folder: label skew inside the domain (beta > 0), then a random
+    train/test split by image; every client needs at least 2 training and 1 test image."""
+    clients = {}
+    for domain, d in folders.items():
+        pool = label_skew(np.arange(len(d["labels"])), d["labels"], beta, rng)
+        train, test = train_test_split(pool, train_frac, rng)
+        if len(train) < 2 or len(test) < 1:
+            raise ValueError(
+                f"client {domain!r} would get {len(train)} training and {len(test)} test images (at "
+                f"least 2 and 1 needed): add images to its folder, raise the label-skew beta (now "
+                f"{beta}) or move fedda.data.train_frac away from 0 and 1"
+            )
+        clients[domain] = {
+            "train_images": d["images"][train],
+            "train_labels": d["labels"][train],
+            "test_images": d["images"][test],
+            "test_labels": d["labels"][test],
+        }
+    return clients

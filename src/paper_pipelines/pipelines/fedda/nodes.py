@@ -13,7 +13,7 @@ from matplotlib.figure import Figure
 from paper_pipelines.common.claims import evaluate_claims
 from paper_pipelines.common.runtime import apply_runtime, substream, substream_seed
 
-from . import data, figures, mini_clip, report, study, towers
+from . import clip_towers, data, figures, mini_clip, report, study, towers
 from .federated import LocalTraining
 from .parameters import (
     AdapterParams,
@@ -33,21 +33,55 @@ logger = logging.getLogger(__name__)
 
 
 # ---------------------------------------------------------------- ingest
-def load_images() -> dict[str, Any]:
-    """scikit-learn's digits and scikit-image's photographs and textures (shipped in the wheels)."""
-    return data.load_digits_and_backgrounds()
+def load_images(data_params: DataParams, domain_images: Any) -> tuple[dict[str, Any], dict]:
+    """The images and what the run knows about them (source, class names, client domains):
+    scikit-learn's digits and scikit-image's photographs (shipped in the wheels), or a user's
+    domain folders (the catalog entry ``fedda.domain_images``, empty unless set)."""
+    if data_params.source == "domain_folders":
+        if not domain_images:
+            raise ValueError(
+                "fedda.data.source is domain_folders but the catalog entry fedda.domain_images is "
+                "empty: point it at your <domain>/<class>/<image> folder (conf/paper/catalog/fedda.yml)"
+            )
+        raw = data.load_domain_folders(domain_images, data_params.domains, data_params.image_size)
+        raw["source"] = "domain_folders"
+    else:
+        raw = data.load_digits_and_backgrounds()
+        raw["class_names"], raw["source"] = data.CLASS_NAMES, "rendered_digits"
+    info = {
+        "source": raw["source"],
+        "class_names": list(raw["class_names"]),
+        "domains": list(data_params.domains),
+    }
+    return raw, info
 
 
-def load_text_tower(backbone: BackboneParams, runtime: RuntimeParams) -> towers.TextTower:
-    """The frozen text tower: all-MiniLM-L6-v2 from its wheel, truncated to backbone.text_layers."""
+def load_text_tower(
+    backbone: BackboneParams, runtime: RuntimeParams, clip_model: Any
+) -> towers.TextTower:
+    """The frozen text tower: all-MiniLM-L6-v2 from its wheel, truncated to backbone.text_layers, or
+    the text tower of the CLIP in ``fedda.clip_model`` (backbone.type clip_folder)."""
     device = apply_runtime(runtime)
-    tower = towers.load_minilm_text(backbone.text_layers).to(device)
+    if backbone.type == "clip_folder":
+        tower = clip_towers.clip_towers(clip_model)[0].to(device)
+    else:
+        tower = towers.load_minilm_text(backbone.text_layers).to(device)
     return tower.to(getattr(torch, backbone.dtype)) if device != "cpu" else tower
 
 
 # ---------------------------------------------------------------- preprocess
 def render_source_domain(raw: dict[str, Any], data_params: DataParams, seed: Seed) -> dict:
-    """The mini-CLIP's neutral source domain (80/20 by digit), from the source pool of digits."""
+    """The mini-CLIP's neutral source domain (80/20 by digit), from the source pool of digits; empty
+    for domain folders (a pretrained CLIP needs none)."""
+    if raw["source"] == "domain_folders":
+        empty = np.zeros((0, 3, data_params.image_size, data_params.image_size), np.uint8)
+        none = np.zeros(0, np.int64)
+        return {
+            "train_images": empty,
+            "train_labels": none,
+            "test_images": empty,
+            "test_labels": none,
+        }
     source, _ = data.source_split(
         len(raw["labels"]), data_params.n_source_digits, substream(seed, "pools")
     )
@@ -63,7 +97,19 @@ def render_client_domains(
     raw: dict[str, Any], data_params: DataParams, study_params: StudyParams, seed: Seed
 ) -> dict[str, Any]:
     """One client per domain from disjoint digit pools, for every repeat (a fresh draw of pools,
-    splits and renders each) and for the label-skew setting."""
+    splits and renders each) and for the label-skew setting; for domain folders, one client per
+    folder with a fresh train/test split per setting."""
+    if raw["source"] == "domain_folders":
+        chosen = data.settings(
+            data_params.beta, study_params.repeats, study_params.label_skew_beta,
+            study_params.label_skew_repeats,
+        )  # fmt: skip
+        return {
+            key: data.split_domain_clients(
+                raw["domains"], data_params.train_frac, beta, substream(seed, "split", key)
+            )
+            for key, beta in chosen.items()
+        }
     plans = data.client_plans(raw["labels"], data_params, study_params, seed)
     return {
         key: data.render_clients(
@@ -77,14 +123,17 @@ def render_client_domains(
     }
 
 
-def summarise_partitions(client_data: dict[str, Any]) -> pd.DataFrame:
-    """Images per class, split and client of every rendered setting."""
-    return data.partition_stats(client_data)
+def summarise_partitions(client_data: dict[str, Any], dataset_info: dict) -> pd.DataFrame:
+    """Images per class, split and client of every setting."""
+    return data.partition_stats(client_data, dataset_info["class_names"])
 
 
-def embed_captions(text_tower: towers.TextTower, pretrain: PretrainParams) -> torch.Tensor:
+def embed_captions(
+    text_tower: towers.TextTower, dataset_info: dict, pretrain: PretrainParams
+) -> torch.Tensor:
     """Frozen caption features (templates, classes, dim) the image tower is trained against."""
-    return mini_clip.caption_embeddings(text_tower, data.CLASS_NAMES, pretrain.templates).cpu()
+    names = dataset_info["class_names"]
+    return mini_clip.caption_embeddings(text_tower, names, pretrain.templates).cpu()
 
 
 # ---------------------------------------------------------------- train
@@ -97,7 +146,10 @@ def pretrain_mini_clip(
     seed: Seed,
 ) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
     """Symmetric InfoNCE of a small CNN against the frozen caption features (source domain only);
-    its held-out source accuracy with the caption prompts as the tower's sanity report."""
+    its held-out source accuracy with the caption prompts as the tower's sanity report. A pretrained
+    CLIP (backbone.type clip_folder) is used as it is: nothing to train, no report."""
+    if backbone.type == "clip_folder":
+        return {}, {"source_zero_shot_accuracy": float("nan"), "steps": 0}
     apply_runtime(runtime)
     tower = mini_clip.pretrain_image_tower(
         mini_clip.as_tensor(source_set["train_images"]),
@@ -115,18 +167,30 @@ def pretrain_mini_clip(
 
 
 def precompute_client_features(
-    tower_state: dict[str, torch.Tensor], client_data: dict[str, Any], backbone: BackboneParams
+    tower_state: dict[str, torch.Tensor],
+    client_data: dict[str, Any],
+    backbone: BackboneParams,
+    clip_model: Any,
+    runtime: RuntimeParams,
 ) -> dict[str, Any]:
-    """Frozen image features of every client image (computed once: the image tower never trains)."""
-    tower = towers.ImageTower(backbone.channels, tower_state["proj.weight"].shape[0])
-    tower.load_state_dict(tower_state)
+    """Frozen image features of every client image (computed once: the image tower never trains),
+    from the trained mini-CLIP tower or the CLIP's vision tower (on the run's device)."""
+    if backbone.type == "clip_folder":
+        tower = clip_towers.clip_towers(clip_model)[1].to(apply_runtime(runtime))
+    else:
+        tower = towers.ImageTower(backbone.channels, tower_state["proj.weight"].shape[0])
+        tower.load_state_dict(tower_state)
+
+    def encode(images: np.ndarray) -> torch.Tensor:
+        return towers.encode_images(tower, mini_clip.as_tensor(images)).float().cpu()
+
     out: dict[str, Any] = {}
     for key, clients in client_data.items():
         out[key] = {
             name: {
-                "train_x": towers.encode_images(tower, mini_clip.as_tensor(c["train_images"])),
+                "train_x": encode(c["train_images"]),
                 "train_y": np.asarray(c["train_labels"]),
-                "test_x": towers.encode_images(tower, mini_clip.as_tensor(c["test_images"])),
+                "test_x": encode(c["test_images"]),
                 "test_y": np.asarray(c["test_labels"]),
             }
             for name, c in clients.items()
@@ -140,16 +204,22 @@ def _local(fl: FLParams | OfficialOptimizerParams) -> LocalTraining:
     )
 
 
-def _grid(jobs, features, tower, prompt, adapter, local, fl, backbone, seed, label):
+def logit_scale(backbone: BackboneParams, tower: towers.TextTower) -> float:
+    """backbone.logit_scale, or (null, clip_folder) the CLIP's own learned scale exp(logit_scale)."""
+    return backbone.logit_scale if backbone.logit_scale is not None else tower.logit_scale
+
+
+def _grid(jobs, features, tower, info, prompt, adapter, local, fl, backbone, seed, label):
     return study.run_grid(
-        jobs, features, tower, data.CLASS_NAMES, prompt, adapter.reduction, local, fl.rounds,
-        backbone.logit_scale, seed, label,
+        jobs, features, tower, info["class_names"], prompt, adapter.reduction, local, fl.rounds,
+        logit_scale(backbone, tower), seed, label,
     )  # fmt: skip
 
 
 def train_methods(
     features: dict[str, Any],
     text_tower: towers.TextTower,
+    dataset_info: dict,
     prompt: PromptParams,
     adapter: AdapterParams,
     fl: FLParams,
@@ -165,14 +235,16 @@ def train_methods(
         for m in study_params.methods
     ]
     runs, states = _grid(
-        jobs, features, text_tower, prompt, adapter, _local(fl), fl, backbone, seed, "methods"
-    )
+        jobs, features, text_tower, dataset_info, prompt, adapter, _local(fl), fl, backbone, seed,
+        "methods",
+    )  # fmt: skip
     return runs, {k: v for k, v in states.items() if k.endswith("@main_0")}
 
 
 def train_official_optimizer(
     features: dict[str, Any],
     text_tower: towers.TextTower,
+    dataset_info: dict,
     prompt: PromptParams,
     adapter: AdapterParams,
     fl: FLParams,
@@ -187,14 +259,16 @@ def train_official_optimizer(
         for r in range(study_params.official_optimizer_repeats)
     ]
     runs, _ = _grid(
-        jobs, features, text_tower, prompt, adapter, official, fl, backbone, seed, "official SGD"
-    )
+        jobs, features, text_tower, dataset_info, prompt, adapter, official, fl, backbone, seed,
+        "official SGD",
+    )  # fmt: skip
     return runs
 
 
 def train_label_skew(
     features: dict[str, Any],
     text_tower: towers.TextTower,
+    dataset_info: dict,
     prompt: PromptParams,
     adapter: AdapterParams,
     fl: FLParams,
@@ -209,8 +283,9 @@ def train_label_skew(
         for m in study_params.label_skew_methods
     ]
     runs, _ = _grid(
-        jobs, features, text_tower, prompt, adapter, _local(fl), fl, backbone, seed, "label skew"
-    )
+        jobs, features, text_tower, dataset_info, prompt, adapter, _local(fl), fl, backbone, seed,
+        "label skew",
+    )  # fmt: skip
     return runs
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from paper_pipelines.common.params import ParamsModel, RuntimeParams, Seed
 
@@ -27,7 +27,9 @@ __all__ = [
     "check_across_blocks",
 ]
 
-Domain = Literal["photo", "sketch", "texture", "negative"]
+# the rendered domains (data.RENDERERS); a domain folder dataset names its own (PACS: photo,
+# art_painting, cartoon, sketch)
+RENDERED_DOMAINS = ("photo", "sketch", "texture", "negative")
 Method = Literal[
     "zero_shot",
     "local_coop",
@@ -43,16 +45,18 @@ N_DIGITS = 1797
 
 
 class DataParams(ParamsModel):
-    """Rendered digits: a neutral source domain for the mini-CLIP, one client per target domain."""
+    """Rendered digits (a neutral source domain for the mini-CLIP, one client per target domain), or
+    a user's domain folders (``domain_folders``: PACS / Office-Home, the catalog entry
+    ``fedda.domain_images``), one client per domain folder."""
 
-    source: Literal["rendered_digits"] = "rendered_digits"
-    image_size: int = Field(16, ge=8, le=64)
+    source: Literal["rendered_digits", "domain_folders"] = "rendered_digits"
+    image_size: int = Field(16, ge=8, le=512)  # stored side; CLIP resizes to its own input size
     n_source_digits: int = Field(700, ge=20)
     renders_per_digit: int = Field(3, ge=1)
     train_frac: float = Field(0.8, gt=0, lt=1)
     # 0 = every class kept in full (the official default, base.sh); > 0: Dirichlet(beta) label skew
     beta: float = Field(0.0, ge=0)
-    domains: list[Domain] = Field(["photo", "sketch", "texture", "negative"], min_length=1)
+    domains: list[str] = Field(["photo", "sketch", "texture", "negative"], min_length=1)
 
     @field_validator("domains")
     @classmethod
@@ -61,14 +65,27 @@ class DataParams(ParamsModel):
             raise ValueError(f"fedda.data.domains lists a domain twice: {value}")
         return value
 
+    @model_validator(mode="after")
+    def _rendered(self) -> DataParams:
+        unknown = [d for d in self.domains if d not in RENDERED_DOMAINS]
+        if self.source == "rendered_digits" and unknown:
+            raise ValueError(
+                f"fedda.data.domains: {unknown} cannot be rendered; choose from {list(RENDERED_DOMAINS)} "
+                "(or set fedda.data.source: domain_folders for your own domain folders)"
+            )
+        return self
+
 
 class BackboneParams(ParamsModel):
-    """The frozen dual encoder: the MiniLM text tower + a small CNN image tower trained here."""
+    """The frozen dual encoder: the MiniLM text tower + a small CNN image tower trained here
+    (``minilm_locked``), or a pretrained CLIP from a local folder (``clip_folder``: the catalog entry
+    ``fedda.clip_model``; ViT-B/16 in the paper); text_layers and channels are for the first only."""
 
-    type: Literal["minilm_locked"] = "minilm_locked"
+    type: Literal["minilm_locked", "clip_folder"] = "minilm_locked"
     text_layers: int = Field(6, ge=1, le=6)  # MiniLM blocks kept (all-MiniLM-L6-v2 has 6)
     channels: list[int] = Field([32, 64, 96], min_length=1)
-    logit_scale: float = Field(20.0, gt=0)  # CLIP uses exp(learned) = 100 with its own towers
+    # CLIP uses exp(learned) = 100 with its own towers; null = that learned value (clip_folder only)
+    logit_scale: float | None = Field(20.0, gt=0)
     dtype: Literal["float32", "float16"] = "float32"
 
 
@@ -197,7 +214,32 @@ def check_across_blocks(blocks: dict[str, Any]) -> None:
                 f"{N_DIGITS - 4 * len(data.domains)}"
             )
     seed = blocks.get("seed")
-    if isinstance(data, DataParams) and isinstance(study, StudyParams) and isinstance(seed, int):
+    backbone = blocks.get("backbone")
+    if (
+        isinstance(data, DataParams)
+        and isinstance(backbone, BackboneParams)
+        and data.source == "domain_folders"
+        and backbone.type != "clip_folder"
+    ):
+        raise ValueError(
+            "fedda.data.source: domain_folders has no neutral source domain to train the mini-CLIP "
+            "on; set fedda.backbone.type: clip_folder (a pretrained CLIP, catalog entry fedda.clip_model)"
+        )
+    if (
+        isinstance(backbone, BackboneParams)
+        and backbone.logit_scale is None
+        and backbone.type != "clip_folder"
+    ):
+        raise ValueError(
+            "fedda.backbone.logit_scale: null means the CLIP's own learned scale, which only "
+            "backbone.type clip_folder has; give a number (the mini-CLIP default is 20.0)"
+        )
+    if (
+        isinstance(data, DataParams)
+        and data.source == "rendered_digits"
+        and isinstance(study, StudyParams)
+        and isinstance(seed, int)
+    ):
         # every client's split, computed on the digit labels alone (no rendering): a client left
         # with too few images fails here, before any node runs
         from sklearn.datasets import load_digits

@@ -7,6 +7,7 @@ from . import nodes
 TRAIN_INPUTS = [
     "client_features_arrays",
     "text_tower",
+    "dataset_info_raw_json",
     "params:prompt",
     "params:adapter",
     "params:fl",
@@ -20,10 +21,15 @@ def create_pipeline(**kwargs) -> Pipeline:
     return Pipeline(
         [
             # ingest
-            Node(nodes.load_images, None, "raw_images", name="load_images"),
+            Node(
+                nodes.load_images,
+                ["params:data", "domain_images"],
+                ["raw_images", "dataset_info_raw_json"],
+                name="load_images",
+            ),
             Node(
                 nodes.load_text_tower,
-                ["params:backbone", "params:runtime"],
+                ["params:backbone", "params:runtime", "clip_model"],
                 "text_tower",
                 name="load_text_tower",
             ),
@@ -42,13 +48,13 @@ def create_pipeline(**kwargs) -> Pipeline:
             ),
             Node(
                 nodes.summarise_partitions,
-                "client_data_arrays",
+                ["client_data_arrays", "dataset_info_raw_json"],
                 "partition_stats_table",
                 name="summarise_partitions",
             ),
             Node(
                 nodes.embed_captions,
-                ["text_tower", "params:pretrain"],
+                ["text_tower", "dataset_info_raw_json", "params:pretrain"],
                 "caption_embeddings_arrays",
                 name="embed_captions",
             ),
@@ -68,7 +74,13 @@ def create_pipeline(**kwargs) -> Pipeline:
             ),
             Node(
                 nodes.precompute_client_features,
-                ["image_tower_model", "client_data_arrays", "params:backbone"],
+                [
+                    "image_tower_model",
+                    "client_data_arrays",
+                    "params:backbone",
+                    "clip_model",
+                    "params:runtime",
+                ],
                 "client_features_arrays",
                 name="precompute_client_features",
             ),
