@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+import warnings
 from importlib.resources import files
 
 from kedro.framework.project import find_pipelines, pipelines
@@ -9,6 +11,10 @@ from kedro.pipeline import Pipeline
 
 # `kedro run` with no --pipeline runs the main job only (dlp), never all twenty papers by surprise.
 MAIN_JOB = "dlp"
+
+# Optional pipelines that live inside a paper's folder: registered and run by name, but not papers
+# (the scoreboard and the per-paper tests read paper_slugs()). Name -> module with create_pipeline.
+OPTIONAL_PIPELINES = {"les_molecules": "paper_pipelines.pipelines.les.molecules.pipeline"}
 
 
 def paper_slugs() -> list[str]:
@@ -28,14 +34,23 @@ def register_pipelines() -> dict[str, Pipeline]:
     here with the list of known ones instead of an import error.
     """
     requested = getattr(pipelines, "_requested_pipelines", None) or []
-    unknown = sorted(set(requested) - set(paper_slugs()) - {"__default__"})
+    known = [*paper_slugs(), *OPTIONAL_PIPELINES]
+    unknown = sorted(set(requested) - set(known) - {"__default__"})
     if unknown:
         raise KeyError(
-            f"Unknown pipeline(s) {unknown}. Known pipelines: {', '.join(paper_slugs())} "
+            f"Unknown pipeline(s) {unknown}. Known pipelines: {', '.join(known)} "
             f"(and __default__ = {MAIN_JOB}); see `kedro registry list`."
         )
     # A paper that fails to import is skipped with a warning so it cannot block the others;
     # tests/test_registry.py fails CI when any paper folder does not register.
     found = find_pipelines(raise_errors=False)
     found["__default__"] = found.get(MAIN_JOB, Pipeline([]))
+    for name, module in OPTIONAL_PIPELINES.items():
+        if not requested or name in requested:
+            try:
+                found[name] = importlib.import_module(module).create_pipeline()
+            except Exception as exc:  # as find_pipelines(raise_errors=False) does for a paper
+                if name in requested:
+                    raise
+                warnings.warn(f"optional pipeline {name} did not register: {exc!r}", stacklevel=1)
     return found

@@ -182,8 +182,11 @@ def check_parameters(params: Mapping[str, Any], pipelines: Iterable, slugs: Iter
     top-level keys are paper slugs; every key under a running paper's slug is a block some node reads;
     every typed block validates (pydantic models: with their own rules; scalars such as ``seed``: strictly).
     """
+    from paper_pipelines.pipeline_registry import OPTIONAL_PIPELINES
+
     pipelines = list(pipelines)
-    slugs = set(slugs)
+    # optional pipelines (e.g. les_molecules) own a namespace of parameters without being papers
+    slugs = set(slugs) | set(OPTIONAL_PIPELINES)
     errors: list[str] = []
     for top in params:
         if top not in slugs:

@@ -46,9 +46,14 @@ def ood_latents(
     return z, groups, reference
 
 
-def validity(decoder: torch.nn.Module, z: np.ndarray) -> np.ndarray:
-    """Whether the argmax decoding of each latent parses."""
+def validity(
+    decoder: torch.nn.Module, z: np.ndarray, evaluate: lso.Evaluate | None = None
+) -> np.ndarray:
+    """Whether the argmax decoding of each latent parses (or, with ``evaluate``, is valid for that
+    task, e.g. a quality molecule)."""
     tokens = decode_argmax(decoder, torch.as_tensor(z, dtype=torch.float32))
+    if evaluate is not None:
+        return np.array([evaluate(row)[1] for row in tokens], dtype=bool)
     return np.array([is_valid(detokenize(row)) for row in tokens])
 
 
@@ -147,6 +152,7 @@ def lso_runs(
     lso_params,
     score_params,
     seed: int,
+    evaluate: lso.Evaluate | None = None,
 ) -> pd.DataFrame:
     """Every penalty (and the optional bounded L-BFGS and TuRBO) x replicate: one candidate table."""
     eval_decoder = scores.decoder_view(model.decoder, "eval", torch.float64)
@@ -177,21 +183,21 @@ def lso_runs(
             table = lso.optimise_bounded_lbfgs(
                 eval_decoder, z_init, y_init, lso_params.n_rounds, lso_params.n_batch,
                 lso_params.z_bound, lso_params.gp_iterations,
-                substream_seed(seed, "lbfgs", replicate),
+                substream_seed(seed, "lbfgs", replicate), evaluate=evaluate,
             )  # fmt: skip
         elif method == "turbo":
             table = lso.optimise_bounded_lbfgs(
                 eval_decoder, z_init, y_init, lso_params.n_rounds, lso_params.n_batch,
                 lso_params.z_bound, lso_params.gp_iterations,
                 substream_seed(seed, "turbo", replicate),
-                turbo_settings(lso_params, z_init.shape[1]),
+                turbo_settings(lso_params, z_init.shape[1]), evaluate,
             )  # fmt: skip
         else:
             table, singular = lso.optimise(
                 eval_decoder, score_decoder, z_init, y_init, method, rng,
                 lso_params.n_rounds, lso_params.n_batch, lso_params.ga_steps, lso_params.lr,
                 lso_params.alpha, score_params.fd_eps, score_params.jacobian,
-                lso_params.gp_iterations, censor,
+                lso_params.gp_iterations, censor, evaluate,
             )  # fmt: skip
         table.insert(0, "method", method)
         table.insert(1, "replicate", replicate)

@@ -32,6 +32,15 @@ from .vae import decode_argmax
 logger = logging.getLogger(__name__)
 
 Penalty = Callable[[torch.Tensor], torch.Tensor]
+# the black box: a decoded row of token ids -> (its text, valid, objective or NaN)
+Evaluate = Callable[[np.ndarray], tuple[str, bool, float]]
+
+
+def evaluate_expression(row: np.ndarray) -> tuple[str, bool, float]:
+    """The expressions task: the decoded string, whether the grammar derives it, its objective."""
+    expression = detokenize(row)
+    valid = is_valid(expression)
+    return expression, valid, objective(expression) if valid else float("nan")
 
 
 def fit_surrogate(x: torch.Tensor, y: torch.Tensor, max_iter: int) -> dict:
@@ -124,12 +133,14 @@ def optimise(
     jacobian: str,
     gp_iterations: int,
     censor: tuple[nn.Module, float, int] | None = None,
+    evaluate: Evaluate | None = None,
 ) -> tuple[pd.DataFrame, int]:
     """One BO run of ``n_rounds`` x ``n_batch`` candidates; the candidate table and singular-G count.
 
     ``decoder`` decodes candidates (eval mode); ``score_decoder`` is the decoder the penalties read
     (decoder_mode, dtype). ``censor`` = (decoder, threshold, n_models): a step is zeroed for points whose
-    MC-dropout uncertainty exceeds the threshold (the UC baseline of Notin et al.).
+    MC-dropout uncertainty exceeds the threshold (the UC baseline of Notin et al.). ``evaluate`` is
+    the black box (default: the expressions task).
     """
     from botorch.acquisition.logei import qLogExpectedImprovement
 
@@ -160,9 +171,7 @@ def optimise(
         tokens = decode_argmax(decoder, z)
         new_x, new_y = [], []
         for i, row in enumerate(tokens):
-            expression = detokenize(row)
-            valid = is_valid(expression)
-            value = objective(expression) if valid else float("nan")
+            expression, valid, value = (evaluate or evaluate_expression)(row)
             evaluation += 1
             rows.append(
                 {
@@ -270,6 +279,7 @@ def optimise_bounded_lbfgs(
     gp_iterations: int,
     seed: int,
     turbo: TurboSettings | None = None,
+    evaluate: Evaluate | None = None,
 ) -> pd.DataFrame:
     """The bounded L-BFGS baseline: botorch optimize_acqf (multi-start L-BFGS-B) on q-batch qLogEI
     inside the box [-z_bound, z_bound]^d, with the same surrogate, rounds and decoding.
@@ -303,9 +313,7 @@ def optimise_bounded_lbfgs(
             z, _ = optimize_acqf(acq, bounds, q=n_batch, num_restarts=4, raw_samples=64)
         new_x, new_y = [], []
         for i, row in enumerate(decode_argmax(decoder, z)):
-            expression = detokenize(row)
-            valid = is_valid(expression)
-            value = objective(expression) if valid else float("nan")
+            expression, valid, value = (evaluate or evaluate_expression)(row)
             evaluation += 1
             rows.append(
                 {"round": round_, "candidate": i, "evaluation": evaluation,

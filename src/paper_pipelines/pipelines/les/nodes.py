@@ -109,11 +109,22 @@ def score_latents(
     """Table 1: every score on encoded, prior and far latents, the validity of their decodings, and
     the seconds per latent of each score."""
     apply_runtime(runtime)
-    model = build_vae(vae, vae_model)
+    return ood_experiment(build_vae(vae, vae_model), splits["train_tokens"], score, ood, seed)
+
+
+def ood_experiment(
+    model: ExpressionVAE,
+    train_tokens: np.ndarray,
+    score: ScoreParams,
+    ood: OODParams,
+    seed: Seed,
+    evaluate=None,
+) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """The OOD table and score costs; ``evaluate`` decides validity (default: the grammar parses)."""
     z, groups, reference = experiments.ood_latents(
-        model, splits["train_tokens"], ood.n_per_group, ood.far_scale, substream(seed, "ood")
+        model, train_tokens, ood.n_per_group, ood.far_scale, substream(seed, "ood")
     )
-    valid = experiments.validity(model.decoder, z)
+    valid = experiments.validity(model.decoder, z, evaluate)
     values, seconds, singular = experiments.ood_scores(
         model, z, reference, list(ood.scores), score.decoder_mode, score.jacobian,
         score.fd_eps, score.dtype, score.batch_size, ood.train_distance_k, ood.uncertainty_models,

@@ -124,17 +124,19 @@ def auroc_table(ood_scores: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def run_table(trajectories: pd.DataFrame, top_k: int) -> pd.DataFrame:
-    """One row per optimisation run (method, replicate): valid fraction, best and top-k valid objective."""
+def run_table(trajectories: pd.DataFrame, top_k: int, worst: float = WORST) -> pd.DataFrame:
+    """One row per optimisation run (method, replicate): valid fraction, best and top-k valid objective.
+
+    A run without a valid solution scores ``worst`` (the objective's floor)."""
     rows = []
     for (method, replicate), run in trajectories.groupby(["method", "replicate"], sort=False):
-        summary = measures.run_summary(run, WORST)
+        summary = measures.run_summary(run, worst)
         summary["top10"] = (
             measures.top_k_mean(
                 run[run["valid"]].drop_duplicates("expression")["objective"].to_numpy(), top_k
             )
             if run["valid"].any()
-            else WORST
+            else worst
         )
         rows.append({"method": method, "replicate": int(replicate), **summary})
     return pd.DataFrame(rows)
