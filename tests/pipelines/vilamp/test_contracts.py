@@ -4,10 +4,13 @@ the digit glyphs, the KV-cache projection table and the naive walk's tie order (
 from types import SimpleNamespace
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 
 from paper_pipelines.pipelines.vilamp import data as synth
+from paper_pipelines.pipelines.vilamp.metrics import OOM, accuracy_table
+from paper_pipelines.pipelines.vilamp.models import minilm_embeddings
 from paper_pipelines.pipelines.vilamp.scaling import projection_table
 from paper_pipelines.pipelines.vilamp.selection import greedy_keyframes, naive_greedy_keyframes
 
@@ -136,7 +139,7 @@ def test_projection_table_by_hand():
         {k: v for k, v in r.items() if k != "gb"} for r in expected
     ]
     for got, want in zip(records, expected, strict=True):
-        assert got["gb"] == pytest.approx(want["gb"], rel=1e-12)
+        assert got["gb"] == pytest.approx(want["gb"], rel=1e-12, abs=0)
 
 
 def test_naive_walk_breaks_relevance_ties_by_frame_order_like_ours():
@@ -146,3 +149,31 @@ def test_naive_walk_breaks_relevance_ties_by_frame_order_like_ours():
     emb = np.eye(17, dtype=np.float32)
     assert naive_greedy_keyframes(emb, rel, 3, 0.5) == [0, 9, 11]
     assert greedy_keyframes(torch.from_numpy(emb), torch.from_numpy(rel), 3, 0.5) == [0, 9, 11]
+
+
+def test_an_empty_text_is_refused_before_any_model_is_loaded():
+    with pytest.raises(ValueError, match=r"^an empty question or caption has no text embedding"):
+        minilm_embeddings(["a red card", " "])
+
+
+def test_accuracy_table_has_one_row_per_cell_and_only_its_own_columns():
+    def row(method, status, question, **kw):
+        return dict(task="counting", n_frames=16, method=method, status=status, question=question,
+                    answer="count 1", visual_tokens=40, **kw)  # fmt: skip
+
+    ok = dict(correct=0.0, needle_recall=1.0, needles_hit=0.5)
+    predictions = pd.DataFrame(
+        [row("vilamp", "ok", "How many red cards appear?", **ok),
+         # two videos (different questions) of one OOM cell: still one row
+         row("dense", OOM, "How many red cards appear?"),
+         row("dense", OOM, "How many blue cards appear?")]
+    )  # fmt: skip
+    table = accuracy_table(predictions)
+    assert list(table.columns) == [
+        "task", "n_frames", "method", "accuracy", "needle_recall", "needles_hit",
+        "visual_tokens", "videos", "status",
+    ]  # fmt: skip
+    assert table.method.tolist() == ["dense", "vilamp"] and table.index.tolist() == [0, 1]
+    assert table.status.tolist() == [OOM, "ok"]
+    only_ok = accuracy_table(predictions.iloc[:1])
+    assert list(only_ok.columns) == list(table.columns) and only_ok.status.tolist() == ["ok"]

@@ -201,6 +201,21 @@ def test_reader_training_logs_every_step(assets, models, cache):
     assert list(log.videos_seen) == [4, 5]
 
 
+def test_reader_training_accuracy_is_the_share_answered_right(assets, models, cache):
+    # ordering questions have two options and a batch of one video: the answer is right exactly when
+    # the option-masked cross-entropy is below log 2 (the right option has p > 1/2)
+    towers, _ = models
+    specs = _specs(assets, tasks=("ordering",) * 4)
+    params = ReaderParams(
+        dim=8, layers=1, heads=2, steps=4, batch=1, pool_videos=3, refresh_per_step=1, lr=0.05
+    )
+    _, log = train_reader(
+        specs, assets, DATA, towers, params, DKS, DFM, cache, np.random.default_rng(0)
+    )
+    assert all(len(s["options"]) == 2 for s in specs)
+    assert log.accuracy.tolist() == [float(loss < math.log(2)) for loss in log.loss]
+
+
 # ---------------------------------------------------------------- evaluation
 def test_predicted_attention_memory():
     assert predicted_attention_gb(1000, 4) == pytest.approx(4 * 4 * 1000**2 / 1e9)
