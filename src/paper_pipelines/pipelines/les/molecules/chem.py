@@ -9,12 +9,17 @@ and Brenk alerts (a stand-in for the rd_filters alert sets the official code use
 from __future__ import annotations
 
 import importlib.util
+import logging
 import math
 from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+from paper_pipelines.common.progress import progress
+
+logger = logging.getLogger(__name__)
 
 PAD = "[nop]"  # SELFIES's no-operation symbol: ignored when decoding, so it pads for free
 MOSES_FILE = ("dataset", "data", "train.csv.gz")
@@ -207,8 +212,14 @@ def molecules_table(
             f"les_molecules.data.n = {n}; lower n or raise max_len"
         )
     table = pd.DataFrame(rows)
-    table["quality"] = [is_quality(s) for s in table["smiles"]]
-    table["objective"] = [objective(s, objective_name) for s in table["smiles"]]
+    quality, values = [], []
+    chunks = range(0, len(table), 1000)
+    for start in progress(chunks, "les_molecules: quality and objective", total=len(chunks),
+                          logger=logger):  # fmt: skip
+        for s in table["smiles"].iloc[start : start + 1000]:
+            quality.append(is_quality(s))
+            values.append(objective(s, objective_name))
+    table["quality"], table["objective"] = quality, values
     return table
 
 
