@@ -387,3 +387,54 @@ def test_suites_draw_distinct_tasks(seed):
     ]
     # without replacement: ten different tasks, kept in the task list's order
     assert len(set(suite)) == len(suite) == 10 and suite == sorted(suite)
+
+
+def test_parse_plan_hands_the_mention_to_the_resolver(gold_by_id, gold):
+    task = _task(gold_by_id)
+    mentions = []
+
+    def resolver(mention, kind, earlier):
+        mentions.append((mention, kind))
+        return ag.resolve_rule(mention, kind, earlier)
+
+    ag.parse_plan(task["instruction"], ag.Retriever(gold, "tfidf"), resolver)
+    assert mentions == [("the image from an earlier step", "image"), ("the previous result", "pdf")]
+
+
+def test_bootstrap_of_a_single_value_is_that_value():
+    assert cap.bootstrap_ci(np.array([0.7]), 20, 0.95, np.random.default_rng(0)) == (0.7, 0.7)
+
+
+def test_bootstrap_interval_is_the_central_share_of_the_means():
+    # the resampled means of [0, 1] are 0, 0.5, 1 with probability 1/4, 1/2, 1/4: the central 40 %
+    # (quantiles 0.3 and 0.7) is 0.5 alone, the central 60 % (0.2 and 0.8) reaches both ends
+    values = np.array([0.0, 1.0])
+    assert cap.bootstrap_ci(values, 2000, 0.4, np.random.default_rng(0)) == (0.5, 0.5)
+    assert cap.bootstrap_ci(values, 2000, 0.6, np.random.default_rng(0)) == (0.0, 1.0)
+
+
+def test_fit_resolver_uses_the_given_regularisation():
+    x = np.array([[1, 1, 1, 1, 0, 0, 0], [0, 0.5, 1, 0, 0, 0, 0]] * 10, dtype=float)
+    y = np.array([0, 1] * 10)
+    strong, weak = pl.fit_resolver(x, y, 0.01), pl.fit_resolver(x, y, 100.0)
+    assert strong.C == 0.01 and weak.C == 100.0
+    assert np.abs(strong.coef_).sum() < np.abs(weak.coef_).sum()
+
+
+def test_retriever_defaults_to_tfidf(gold):
+    retriever = ag.Retriever(gold[:4])
+    assert retriever.kind == "tfidf" and retriever.matrix.shape[0] == 4
+
+
+def test_random_order_oracle_varies_its_order(gold_by_id):
+    task = _task(gold_by_id)
+    plans = set()
+    for seed in range(8):
+        agent = ag.OracleAgent("o", gold_by_id, "random", 0.0, np.random.default_rng(seed))
+        agent.reset("", task)
+        plans.add(str(agent.plan))
+    contiguous = ag.OracleAgent("c", gold_by_id, "contiguous", 0.0, np.random.default_rng(0))
+    contiguous.reset("", task)
+    assert len(plans) > 1 and contiguous.plan == ag.plan_actions(
+        task, ag.contiguous_order(task), gold_by_id
+    )

@@ -275,3 +275,123 @@ def test_explored_resources_are_the_desktop_files_read(raw):
     assert cand["input_resources"] == {"src": "image"}
     assert cand["output_resources"] == {"dst": "image"}
     assert cand["observed_path"] == observed["path"]
+
+
+_PHOTO = "apps.photo_lab"
+
+
+@pytest.mark.parametrize(
+    ("edit", "where", "problem", "fix"),
+    [
+        (lambda a: a.pop("title"), _PHOTO, "missing key 'title'", "add it (see the other apps)"),
+        (
+            lambda a: a["screens"]["home"][0].update(type="Slider"),
+            f"{_PHOTO}.screens.home[0]",
+            "control type 'Slider'",
+            "use one of ['Button', 'Edit', 'ListItem', 'MenuItem', 'TabItem']",
+        ),
+        (
+            lambda a: a["screens"]["filters"][0].update(effect="sharpen"),
+            f"{_PHOTO}.screens.filters[0].effect",
+            f"dangling control: effect 'sharpen' is not in {_PHOTO}.effects",
+            "add the effect or fix the name",
+        ),
+        (
+            lambda a: a["screens"]["grayscale_dialog"].pop(2),
+            f"{_PHOTO}.effects.grayscale",
+            "no control triggers this effect",
+            "add a Button with effect: grayscale",
+        ),
+        (
+            lambda a: a["screens"]["home"].pop(0),
+            f"{_PHOTO}.effects.grayscale",
+            "its dialog 'grayscale_dialog' is unreachable from home",
+            "add a goto to it",
+        ),
+        (
+            lambda a: a["screens"]["grayscale_dialog"].pop(0),
+            f"{_PHOTO}.effects.grayscale",
+            "its dialog has no Edit for slots ['src']",
+            "add Edit controls for them",
+        ),
+        (
+            lambda a: a["effects"]["grayscale"].update(output="hologram"),
+            f"{_PHOTO}.effects.grayscale",
+            "resource types ['hologram'] have no desktop file",
+            "add files of that type",
+        ),
+        (
+            lambda a: a["effects"]["grayscale"].update(instruction="In PhotoLab, do {src}"),
+            f"{_PHOTO}.effects.grayscale",
+            "instruction 'In PhotoLab, do {src}' misses a slot",
+            "mention every {slot}",
+        ),
+        (
+            lambda a: a["screens"]["grayscale_dialog"][0].pop("slot"),
+            f"{_PHOTO}.screens.grayscale_dialog[0]",
+            "an Edit control without a slot",
+            "name the slot it fills",
+        ),
+        (
+            lambda a: a["screens"]["home"].append({"label": "help", "text": "x", "type": "Button"}),
+            f"{_PHOTO}.screens.home",
+            "duplicate control labels",
+            "make labels unique",
+        ),
+    ],
+)
+def test_a_broken_app_spec_gives_the_whole_message(raw, edit, where, problem, fix):
+    broken = copy.deepcopy(raw)
+    edit(broken["apps"]["photo_lab"])
+    with pytest.raises(data.SpecError) as info:
+        data.load_desktop(broken, None, 3)
+    assert str(info.value) == _msg(where, problem, fix, data.APPS_FILE)
+
+
+def test_a_dangling_goto_lists_the_screens(raw):
+    broken = copy.deepcopy(raw)
+    broken["apps"]["photo_lab"]["screens"]["home"][0]["goto"] = "nowhere"
+    screens = sorted(broken["apps"]["photo_lab"]["screens"])
+    with pytest.raises(data.SpecError) as info:
+        data.load_desktop(broken, None, 3)
+    assert str(info.value) == _msg(
+        f"{_PHOTO}.screens.home[0].goto",
+        "dangling screen 'nowhere'",
+        f"define screen 'nowhere' or point to one of {screens}",
+        data.APPS_FILE,
+    )
+
+
+def test_explored_episodes_replay_and_save_to_fresh_paths(raw):
+    from paper_pipelines.pipelines.omnibench.simulator import replay
+
+    desktop = data.load_desktop(raw, None, 3)
+    found = discovery.explore_app(desktop, "photo_lab", 40, 8, np.random.default_rng(0))
+    for effect, record in found.items():
+        dst = record["literals"]["dst"]
+        assert dst.startswith("Desktop/out/explore_photo_lab_") and dst.endswith(".png"), effect
+        # the recorded path is the episode: replayed on a fresh desktop it writes that file
+        assert replay(desktop, record["path"]).files[dst]["type"] == record["created"]
+
+
+def test_files_per_type_caps_each_type(raw):
+    counts = {}
+    for f in raw["files"]:
+        counts[f["type"]] = counts.get(f["type"], 0) + 1
+    assert max(counts.values()) >= 3  # a type with more files than the cap below
+    files = data.load_desktop(raw, None, 2)["files"]
+    kept = {}
+    for f in files:
+        kept[f["type"]] = kept.get(f["type"], 0) + 1
+    assert kept == {t: min(n, 2) for t, n in counts.items()}
+
+
+def test_phrasings_are_optional_and_carried_into_candidates(raw):
+    desktop = data.load_desktop(raw, None, 3)
+    spec = raw["apps"]["photo_lab"]["effects"]["grayscale"]
+    cand = discovery.abstract_subtask(desktop, "photo_lab", "grayscale", None)
+    assert cand["phrasings"] == spec["phrasings"] and cand["phrasings"]
+    bare = copy.deepcopy(raw)
+    del bare["apps"]["photo_lab"]["effects"]["grayscale"]["phrasings"]
+    desktop = data.load_desktop(bare, None, 3)  # no phrasings: still a valid app
+    assert discovery.abstract_subtask(desktop, "photo_lab", "grayscale", None)["phrasings"] == []

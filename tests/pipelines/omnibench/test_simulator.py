@@ -1,5 +1,7 @@
 """OmniSim: actions in the official API names, the file system, the event log and the check functions."""
 
+import copy
+
 import pytest
 
 from paper_pipelines.pipelines.omnibench.simulator import (
@@ -129,3 +131,31 @@ def test_check_mouse_clicks_needs_that_text(desktop):
     assert sim.check_mouse_clicks("Apply grayscale")
     assert not sim.check_mouse_clicks("Apply crop")  # clicks happened, none with this text
     assert not OmniSim(desktop).check_mouse_clicks("Apply grayscale")
+
+
+def test_scrolls_are_logged_with_their_label(desktop):
+    sim = replay(desktop, PATH[:1])
+    assert sim.act({"api": "wheel_mouse_input", "label": "filters"}) is True
+    assert sim.events[-1] == ("scroll", "photo_lab", "filters")
+    assert sim.act({"api": "wheel_mouse_input"}) is False
+    assert sim.events[-1] == ("scroll", "photo_lab", "")
+
+
+def test_copying_an_empty_field_copies_empty_text(desktop):
+    sim = replay(desktop, PATH[:3])
+    sim.act({"api": "click_input", "label": "src_box"})  # focus the empty Edit
+    sim.act({"api": "keyboard_input", "keys": "^c"})
+    assert sim.clipboard == ""
+    sim.act({"api": "click_input", "label": "dst_box"})
+    sim.act({"api": "keyboard_input", "keys": "^v"})
+    assert sim.forms["photo_lab"] == {"dst": ""}
+
+
+def test_text_search_skips_controls_without_text(desktop):
+    app = copy.deepcopy(desktop["apps"]["photo_lab"])
+    app["screens"]["home"].append({"label": "icon", "type": "Button"})  # a control with no text
+    sim = OmniSim({**desktop, "apps": {"photo_lab": app}})
+    sim.act({"api": "click_input", "label": LAUNCH + "photo_lab"})
+    assert {"label": "icon", "type": "Button"} in sim.controls()
+    assert not sim.check_text_exists("no such text")
+    assert sim.check_text_exists(app["screens"]["home"][0]["text"])

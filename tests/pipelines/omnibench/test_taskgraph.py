@@ -281,3 +281,32 @@ def test_wl_hash_is_networkx_weisfeiler_lehman_over_subtask_labels():
     graph.add_edges_from(map(tuple, task["edges"]))
     # the spec's dedupe key: networkx's WL hash with its default iterations
     assert tg.wl_hash(task) == nx.weisfeiler_lehman_graph_hash(graph, node_attr="label")
+
+
+def test_grow_graph_never_repeats_a_node_and_names_outputs_by_type(gold_by_id, desktop):
+    from paper_pipelines.pipelines.omnibench.discovery import fresh_path
+
+    gray = gold_by_id["photo_lab.grayscale"]
+    one_image = [f for f in desktop["files"] if f["type"] == "image"][:1]
+    # one subtask, one input file and no links: every further draw repeats the first node
+    assert len(tg.grow_graph([gray], one_image, 3, 0.0, 0.0, "r", np.random.default_rng(0))) == 1
+    pdf = gold_by_id["paint_pro.image_to_pdf"]
+    nodes = tg.grow_graph([gray, pdf], desktop["files"], 4, 1.0, 1.0, "g", np.random.default_rng(0))
+    for k, node in enumerate(nodes):
+        kind = gold_by_id[node["subtask"]]["output_resources"]["dst"]
+        assert node["output"] == fresh_path(f"g_n{k}", kind)
+
+
+def test_feasible_allows_every_edge_of_a_triangle():
+    # three nodes carry at most three edges (a -> b -> c plus a -> c): depth 3, width 1
+    bins = {**BINS, "edges": (2, 4), "nodes": (2, 3)}
+    target = {"edges": "medium", "nodes": "medium", "categories": "easy", "depth": "medium",
+              "width": "easy"}  # fmt: skip
+    assert tg.feasible(target, bins, CAPS)
+    triangle = [
+        _node("a", "image", [], "o/a"),
+        _node("b", "image", ["o/a"], "o/b"),
+        _node("c", "image", ["o/a", "o/b"], "o/c"),
+    ]
+    task = {"nodes": triangle, "edges": tg.resource_edges(triangle)}
+    assert tg.complexity_levels(tg.complexity_measures(task), bins) == target
