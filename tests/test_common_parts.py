@@ -10,7 +10,7 @@ from kedro.pipeline import Node, Pipeline
 from matplotlib.figure import Figure
 from pydantic import Field
 
-from paper_pipelines.common.figures import method_colour, new_figure
+from paper_pipelines.common.figures import PALETTE, distinct_colours, method_colour, new_figure
 from paper_pipelines.common.params import (
     ParameterError,
     ParamsModel,
@@ -118,6 +118,27 @@ def test_method_colour_is_stable_and_the_paper_method_is_blue():
     assert method_colour("ours") == "#0072B2"
     fig, ax = new_figure()
     assert isinstance(fig, Figure) and ax.figure is fig
+
+
+def test_distinct_colours_never_repeat_within_one_figure_while_the_palette_lasts():
+    # find two names that collide under the hash, then check the second one moves on
+    names = [f"m{i}" for i in range(40)]
+    first = {}
+    pair = None
+    for n in names:
+        c = method_colour(n)
+        if c in first:
+            pair = (first[c], n)
+            break
+        first[c] = n
+    assert pair is not None
+    a, b = distinct_colours(pair)
+    assert a == method_colour(pair[0]) and b != a
+    assert b == PALETTE[(PALETTE.index(a) + 1) % len(PALETTE)]  # the next free entry
+    many = distinct_colours(names[: len(PALETTE)], ours="m3")
+    assert len(set(many)) == len(PALETTE) and many[3] == PALETTE[0]
+    assert distinct_colours(["x", "X", "x"]) == [method_colour("x")] * 3
+    assert distinct_colours(["cpl", "supervised"], ours="cpl")[0] == "#0072B2"
 
 
 def test_to_jsonable_turns_numpy_and_nan_into_json():

@@ -31,6 +31,28 @@ def method_colour(name: str, ours: str | None = None) -> str:
     return FIXED.get(key) or PALETTE[zlib.crc32(key.encode()) % len(PALETTE)]
 
 
+def distinct_colours(names, ours: str | None = None) -> list[str]:
+    """One colour per name for a figure that shows them side by side: each keeps its
+    :func:`method_colour` unless an earlier name already took it, then takes the next free palette
+    entry (in palette order), so no two bars or lines of one figure share a colour while the palette
+    lasts. Repeated names keep one colour."""
+    taken: dict[str, str] = {}
+    used: set[str] = set()
+    out = []
+    for name in names:
+        key = str(name).lower()
+        if key not in taken:
+            colour = method_colour(str(name), ours)
+            if colour in used:
+                start = PALETTE.index(colour) if colour in PALETTE else 0
+                free = [PALETTE[(start + i) % len(PALETTE)] for i in range(1, len(PALETTE))]
+                colour = next((c for c in free if c not in used), colour)
+            taken[key] = colour
+            used.add(colour)
+        out.append(taken[key])
+    return out
+
+
 def new_figure(
     nrows: int = 1,
     ncols: int = 1,

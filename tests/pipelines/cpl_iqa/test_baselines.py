@@ -23,3 +23,17 @@ def test_nss_svr_learns_a_monotone_relation():
 @pytest.mark.skipif(importlib.util.find_spec("brisque") is not None, reason="brisque installed")
 def test_brisque_is_skipped_when_not_installed():
     assert baselines.brisque_scores(np.zeros((2, 8, 8, 3), np.uint8)) is None
+
+
+@pytest.mark.skipif(importlib.util.find_spec("brisque") is None, reason="brisque not installed")
+def test_brisque_scores_a_noisy_copy_worse_than_the_clean_image():
+    """The shipped LIVE SVR (lower = better): strong noise on a photograph scores clearly worse, and
+    the numpy-2 workaround keeps one finite score per image."""
+    import skimage.data
+
+    clean = skimage.data.astronaut()[100:196, 150:246]
+    rng = np.random.default_rng(0)
+    noisy = np.clip(clean + rng.normal(0, 40, clean.shape), 0, 255).astype(np.uint8)
+    scores = baselines.brisque_scores(np.stack([clean, noisy]))
+    assert scores.shape == (2,) and np.isfinite(scores).all()
+    assert scores[1] > scores[0] + 5

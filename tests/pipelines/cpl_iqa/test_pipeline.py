@@ -69,7 +69,7 @@ def test_results_metrics_and_claims_keep_the_contract(fast_run):
     results = _latest(fast_run / "data/fast/08_reporting/cpl_iqa/results.parquet")
     assert list(results["method"]) == [
         "cpl", "supervised", "supervised_all_labels", "stage1_warmup", "cpl_unit_weights",
-        "nss_svr",
+        "nss_svr", "brisque_pretrained",
     ]  # fmt: skip
     assert results.set_index("method").loc["cpl", "srcc"] == pytest.approx(metrics["srcc_cpl"])
     assert (results["splits"] == 3).all() and (results["n_test"] == 40).all()

@@ -6,13 +6,13 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from paper_pipelines.common.figures import method_colour, new_figure
+from paper_pipelines.common.figures import distinct_colours, method_colour, new_figure
 
 
 def method_figure(results: pd.DataFrame) -> Figure:
     """Mean test SRCC (+/- sd over split seeds) of CPL-IQA, its ablations and the baselines."""
     fig, ax = new_figure(figsize=(7.5, 3.4))
-    colours = [method_colour(m, ours="cpl") for m in results["method"]]
+    colours = distinct_colours(results["method"], ours="cpl")
     ax.bar(results["method"], results["srcc"], yerr=results["srcc_sd"].fillna(0), color=colours)
     ax.set(ylabel="test SRCC (mean over splits)", title="cpl_iqa: methods on the same splits")
     ax.tick_params(axis="x", rotation=35)
@@ -45,12 +45,14 @@ def pseudo_label_figure(log: pd.DataFrame) -> Figure:
     """Per round of CPL-IQA: pseudo-MOS SRCC on U, the model's own SRCC on U, confidence-error SRCC."""
     fig, ax = new_figure(figsize=(6.0, 3.4))
     cpl = log[log["method"] == "cpl"].groupby("round").mean(numeric_only=True)
-    for column, label in (
+    series = (
         ("pseudo_srcc", "pseudo-MOS vs hidden MOS"),
         ("model_srcc_unlabeled", "model prediction vs hidden MOS"),
         ("confidence_error_srcc", "SRCC(confidence, -|error|)"),
-    ):
-        ax.plot(cpl.index, cpl[column], marker="o", label=label, color=method_colour(column))
+    )
+    colours = distinct_colours([column for column, _ in series])
+    for (column, label), colour in zip(series, colours, strict=True):
+        ax.plot(cpl.index, cpl[column], marker="o", label=label, color=colour)
     ax.set(xlabel="Stage-2 round", ylabel="SRCC on the unlabelled set (mean over splits)")
     ax.legend(fontsize=8)
     return fig
