@@ -277,3 +277,12 @@ def test_unknown_selective_mode_is_rejected():
 def test_central_model_starts_at_the_released_constant_lambda():
     # the released code's lambda_aux = 0.59 until a schedule (train_central) sets it
     assert small_central().lam == 0.59
+
+
+def test_central_model_defaults_to_hierarchical_collaboration_only():
+    torch.manual_seed(0)
+    main, aux = Specialist(4, (4, 6, 8), "cls").eval(), Specialist(4, (4, 6, 8), "box").eval()
+    central = co.CentralModel(main, aux, ("layer1",))
+    assert central.selective == "none" and not hasattr(central, "confid_main")
+    x = torch.randn(2, 1, 12, 12)
+    assert torch.equal(central(x), central.branches(x)["p_main"])

@@ -207,3 +207,66 @@ def test_render_society_draws_each_part_from_its_named_stream():
         assert np.array_equal(society["downstream"][key], down[key])
     mask = data.labelled_split(down["labels"], 0.5, substream(5, "labelled"))
     assert np.array_equal(society["downstream"]["labelled"], mask)
+
+
+def test_digits_table_labels_are_integers():
+    assert data.digits_table()["label"].dtype.kind == "i"
+
+
+def test_render_pool_gives_float32_images_and_boxes():
+    digits = {8: np.ones((1, 8, 8), dtype=np.float64)}
+    pool = data.render_pool(digits, np.array([2]), np.array([0]), 2, 10, 1, 3, 0.6, 0.1,
+                            np.random.default_rng(0))  # fmt: skip
+    assert pool["images"].dtype == np.float32 and pool["boxes"].dtype == np.float32
+
+
+def test_every_start_of_each_stroke_direction_occurs():
+    # a stroke of length 3 on a 6-px canvas may start anywhere its last pixel stays inside
+    rng = np.random.default_rng(1)
+    starts = {d: set() for d in [(0, 1), (1, 0), (1, 1), (1, -1)]}
+    for _ in range(2000):
+        rows, cols = data.stroke_pixels(6, 3, rng)
+        starts[(rows[1] - rows[0], cols[1] - cols[0])].add((rows[0], cols[0]))
+    grid = lambda rs, cs: {(r, c) for r in rs for c in cs}  # noqa: E731
+    assert starts[(0, 1)] == grid(range(6), range(4))
+    assert starts[(1, 0)] == grid(range(4), range(6))
+    assert starts[(1, 1)] == grid(range(4), range(4))
+    assert starts[(1, -1)] == grid(range(4), range(2, 6))
+
+
+def test_labelled_split_draws_distinct_canvases():
+    # floor(0.9 * 10) = 9 of each class's 10 canvases, all different (drawn without replacement)
+    labels = np.repeat(np.arange(3), 10)
+    for seed in range(3):
+        mask = data.labelled_split(labels, 0.9, np.random.default_rng(seed))
+        assert [int(mask[labels == c].sum()) for c in range(3)] == [9, 9, 9]
+
+
+def test_scaled_digits_resample_at_pixel_centres():
+    # 2x bilinear upscaling of a column ramp (value 2c / 16 in column c): output column j samples the
+    # input at x = (j + 0.5) / 2 - 0.5, clamped to the border columns 0 and 7
+    ramp = np.tile(np.arange(8) * 2.0, 8)[None]
+    out = data.scaled_digits(ramp, [16])[16][0]
+    x = np.clip(np.arange(16) / 2 - 0.25, 0, 7)
+    assert np.allclose(out, np.tile(2 * x / 16, (16, 1)), atol=1e-6)
+
+
+def test_render_society_records_its_seed_and_keeps_expert_c_free_of_clutter():
+    params = validate_params(
+        DataParams,
+        {"pools": {"expert_c": 30, "expert_d": 10, "social": 10, "downstream": 40},
+         "renders": {"expert": 1, "social": 1, "downstream": 1}, "clean_noise": 0.0},
+        "disc.data",
+    )  # fmt: skip
+    society = data.render_society(data.digits_table(), params, 0.5, 7)
+    assert society["seed"] == 7
+    # without clutter and noise, every lit pixel of a clean canvas lies inside the digit's box
+    c = params.canvas
+    for image, (cx, cy, w, h) in zip(
+        society["expert_c"]["images"][:, 0], society["expert_c"]["boxes"], strict=True
+    ):
+        x0, y0 = round((cx - w / 2) * c), round((cy - h / 2) * c)
+        x1, y1 = round((cx + w / 2) * c), round((cy + h / 2) * c)
+        outside = image.copy()
+        outside[y0:y1, x0:x1] = 0
+        assert not outside.any()

@@ -264,3 +264,39 @@ def test_train_central_trains_on_the_central_models_device():
                                       np.random.default_rng(0))  # fmt: skip
     assert fit["steps"] == 2
     assert {p.device.type for p in fit["heads"].parameters()} == {"meta"}
+
+
+def test_every_specialist_stage_ends_in_a_relu():
+    torch.manual_seed(0)
+    model = experts.Specialist(3, (4, 5, 6), "cls").train()
+    out = model.stages(torch.randn(4, 1, 8, 8))
+    for stage in ("pre_layer", "layer1", "layer2", "layer3"):
+        assert out[stage].min() == 0.0 and out[stage].max() > 0  # BN output half negative, clipped
+
+
+def test_box_socialisation_leaves_the_detector_and_its_box_head_untouched():
+    c = central(task="box")
+    before = {k: v.clone() for k, v in c.main.state_dict().items()}
+    fit = socialisation.train_central(c, tiny_pool(8), "box", VariantParams(), 1, 0.05, 4, 0.1, 0.05,
+                                      np.random.default_rng(0))  # fmt: skip
+    assert all(torch.equal(v, before[k]) for k, v in c.main.state_dict().items())
+    assert not torch.equal(fit["heads"]["box"].weight, c.main.head_box.weight)  # the copy trained
+
+
+def test_train_central_takes_one_adam_step_of_size_lr_on_the_heads():
+    # Adam's first step moves every parameter with a non-zero gradient by lr (m / sqrt(v) = sign g)
+    c = central()
+    start = c.main.head_cls.weight.clone()
+    fit = socialisation.train_central(c, tiny_pool(8), "cls", VariantParams(), 1, 0.05, 8, 0.1, 0.05,
+                                      np.random.default_rng(0))  # fmt: skip
+    assert fit["steps"] == 1 and all(p.requires_grad for p in fit["heads"].parameters())
+    step = (fit["heads"]["main"].weight - start).abs()
+    assert step.max().item() == pytest.approx(0.05, rel=1e-3)
+    assert torch.all((step < 1e-6) | ((step - 0.05).abs() < 1e-4))
+
+
+def test_box_socialisation_trains_on_the_central_models_device():
+    c = central(task="box").to("meta")
+    fit = socialisation.train_central(c, tiny_pool(8), "box", VariantParams(), 1, 0.01, 4, 0.1, 0.05,
+                                      np.random.default_rng(0))  # fmt: skip
+    assert fit["steps"] == 2 and {p.device.type for p in fit["heads"].parameters()} == {"meta"}

@@ -102,3 +102,56 @@ def test_classification_probe_uses_the_given_regularisation_strength():
     # class 0 for every canvas; the unlabelled part has 26 of class 0 among 55
     got = probes.probe_classification(feats, labels, labelled, 1e-6, 200)
     assert got == pytest.approx(26 / 55)
+
+
+def test_box_iou_is_symmetric():
+    # cases where only a's or only b's edge is the binding one, on each axis
+    a = np.array(
+        [[0.5, 0.5, 1.0, 1.0], [0.5, 0.5, 1.0, 1.0], [0.5, 0.5, 1.0, 2.0], [0.3, 0.6, 0.4, 0.8]]
+    )
+    b = np.array(
+        [[0.5, 0.75, 1.0, 1.0], [0.75, 0.5, 1.0, 1.0], [0.6, 0.4, 0.5, 0.5], [0.5, 0.5, 0.6, 0.2]]
+    )
+    assert metrics.box_iou(a, b)[:2] == pytest.approx([0.6, 0.6])
+    assert metrics.box_iou(b, a) == pytest.approx(metrics.box_iou(a, b))
+    rng = np.random.default_rng(0)
+    a, b = rng.uniform(0.2, 0.8, (50, 4)), rng.uniform(0.2, 0.8, (50, 4))
+    assert metrics.box_iou(b, a) == pytest.approx(metrics.box_iou(a, b))
+
+
+def test_boxes_apart_on_one_axis_do_not_overlap():
+    # overlapping columns but separate rows (and the reverse): no intersection, IoU 0
+    a = np.array([[0.5, 0.5, 1.0, 1.0], [0.5, 0.5, 1.0, 1.0]])
+    b = np.array([[0.5, 3.0, 1.0, 1.0], [3.0, 0.5, 1.0, 1.0]])
+    assert np.array_equal(metrics.box_iou(a, b), [0.0, 0.0])
+    assert np.array_equal(metrics.box_iou(b, a), [0.0, 0.0])
+
+
+def test_box_iou_of_integer_pixel_boxes_is_the_float_iou():
+    # uint8 pixel boxes (a 24-px canvas fits): areas must not wrap around in the integer type
+    pixels = np.array([[12, 12, 20, 20], [10, 12, 16, 8]], dtype=np.uint8)
+    as_float = pixels.astype(float)
+    expected = metrics.box_iou(as_float, as_float[::-1])
+    assert metrics.box_iou(pixels, pixels[::-1]) == pytest.approx(expected)
+    assert metrics.box_iou(as_float, pixels) == pytest.approx([1.0, 1.0])
+    assert metrics.box_iou(pixels, as_float) == pytest.approx([1.0, 1.0])
+
+
+def test_empty_boxes_give_iou_0_without_a_floating_point_warning():
+    import warnings
+
+    empty = np.array([[0.5, 0.5, 0.0, 0.0]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no 0 / 0 is evaluated, even in the branch np.where drops
+        assert metrics.box_iou(empty, empty)[0] == 0.0
+
+
+def test_box_probe_standardises_so_feature_units_do_not_matter():
+    rng = np.random.default_rng(0)
+    feats = rng.standard_normal((60, 2))
+    boxes = 0.5 + 0.05 * np.c_[feats[:, :1], feats[:, :1], -feats[:, :1], feats[:, :1]]
+    labelled = np.arange(60) < 20
+    base = probes.probe_boxes(feats, boxes, labelled, 1.0, 0.9)
+    assert base == 1.0
+    tiny = feats * np.array([1e-4, 1.0])  # the box signal in units 1e4 times smaller
+    assert probes.probe_boxes(tiny, boxes, labelled, 1.0, 0.9) == base

@@ -1,5 +1,7 @@
 """The replicate glue (society.py) on a tiny two-replicate society of random 8x8 canvases."""
 
+import time
+
 import numpy as np
 import pytest
 import torch
@@ -186,3 +188,34 @@ def test_variants_train_from_the_social_stream_of_seed_plus_r(pools, records):
         EXPERT.det_cls_weight, EXPERT.box_beta, substream(2, "social", "cls"),
     )  # fmt: skip
     assert all(torch.equal(v, trained["states"][0][k]) for k, v in central.state_dict().items())
+
+
+def test_the_glue_builds_and_trains_every_model_on_the_requested_device(
+    pools, records, monkeypatch
+):
+    # the device reaches every model the replicate loops build; "accel" stands in for an accelerator
+    # name, mapped back to the CPU after it has been recorded
+    cls, det = records
+    seen = []
+    real_build, real_train = society.build_central, society.train_specialist
+
+    def build(main, aux, r, expert, variant, device):
+        seen.append(("central", device))
+        return real_build(main, aux, r, expert, variant, "cpu")
+
+    def train(*args):
+        seen.append(("expert", args[-1]))
+        return real_train(*args[:-1], "cpu")
+
+    monkeypatch.setattr(society, "build_central", build)
+    monkeypatch.setattr(society, "train_specialist", train)
+    started = time.perf_counter()
+    experts = society.train_experts(pools[:1], "cls", EXPERT, 0, "accel")
+    variant = VariantParams()
+    middle = time.perf_counter()
+    trained = society.train_variant(cls, det, pools[:1], variant, SOCIAL, EXPERT, 0, "accel")
+    # and each record's seconds are the wall time of its replicate's training
+    assert 0 < experts["seconds"][0] <= middle - started
+    assert 0 < trained["seconds"][0] <= time.perf_counter() - middle
+    society.score_variant(trained, cls, det, pools[:1], variant, PROBE, EXPERT, "accel")
+    assert seen == [("expert", "accel"), ("central", "accel"), ("central", "accel")]
