@@ -19,7 +19,7 @@ from paper_pipelines.pipelines.vilamp.evaluation import (
     run_benchmark,
     run_video,
 )
-from paper_pipelines.pipelines.vilamp.metrics import OOM, accuracy_table
+from paper_pipelines.pipelines.vilamp.metrics import OOM, accuracy_table, events_hit
 from paper_pipelines.pipelines.vilamp.models import (
     Reader,
     caption_loss,
@@ -237,6 +237,9 @@ def test_run_video_gives_every_method_its_tokens(assets, models, cache):
     )
     assert by["dense"]["visual_tokens"] == n * m + 1 and by["dense"]["needle_recall"] == 1.0
     assert by["dense"]["keyframes"] == n
+    # events hit: every needle run for dense, and those of linspace(0, 63, 3) = 0, 31, 63 for uniform
+    assert by["dense"]["needles_hit"] == 1.0
+    assert by["uniform"]["needles_hit"] == events_hit([0, 31, 63], spec)
     for r in rows:
         assert r["status"] == "ok" and r["predicted"] in spec["options"]
         assert r["correct"] == float(r["predicted"] == spec["answer"])
@@ -327,6 +330,9 @@ def test_scaling_sweep_measures_vilamp_and_caps_dense(assets, models, cache):
         predicted_attention_gb(3 * 16 + 61 + 2, 2)
     )
     assert ok.added_rss_gb.ge(0).all() and (ok.added_rss_gb <= ok.peak_rss_gb).all()
+    assert set(ok.correct) <= {0.0, 1.0}
+    # only the capped dense rows get an extrapolated time; measured rows keep their own
+    assert table[table.status == "ok"].seconds_extrapolated.isna().all()
     assert ok.peak_gpu_gb.isna().all()  # CPU: no GPU high-water mark
 
 
