@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from paper_pipelines.common.params import validate_params
-from paper_pipelines.common.runtime import substream
+from paper_pipelines.common.runtime import substream, substream_seed
 from paper_pipelines.pipelines.disc import society
 from paper_pipelines.pipelines.disc.experts import pooled_features, train_specialist
 from paper_pipelines.pipelines.disc.parameters import (
@@ -172,16 +172,19 @@ def test_experts_train_from_the_expert_stream_of_seed_plus_r(pools, records):
 
 
 def test_variants_train_from_the_social_stream_of_seed_plus_r(pools, records):
-    # the transfer blocks' initial weights come from torch's global generator (build_central runs
-    # before train_central seeds torch), so both sides start it from the same state
+    # the initial weights come from the "social_init" stream of seed + r and the minibatches from
+    # its "social" stream: whatever drew from torch's global generator before does not matter
     cls, det = records
     variant = VariantParams()
-    torch.manual_seed(0)
     social = SocialParams(
         epochs=1, batch=4
     )  # several minibatches: their order is the stream's draw
+    torch.manual_seed(123)
     trained = society.train_variant(cls, det, pools[:1], variant, social, EXPERT, 2, "cpu")
-    torch.manual_seed(0)
+    torch.rand(7)  # a disturbed global generator
+    again = society.train_variant(cls, det, pools[:1], variant, social, EXPERT, 2, "cpu")
+    assert all(torch.equal(v, again["states"][0][k]) for k, v in trained["states"][0].items())
+    torch.manual_seed(substream_seed(2, "social_init", "cls"))
     central = society.build_central(cls, det, 0, EXPERT, variant, "cpu")
     train_central(
         central, pools[0]["social"], "cls", variant, social.epochs, social.lr, social.batch,

@@ -7,8 +7,9 @@ import time
 from typing import Any
 
 import numpy as np
+import torch
 
-from paper_pipelines.common.runtime import substream
+from paper_pipelines.common.runtime import substream, substream_seed
 
 from . import baselines
 from .collaboration import CentralModel
@@ -59,6 +60,9 @@ def train_variant(
     states, lams, seconds = [], [], []
     for r, society in enumerate(pools):
         started = time.perf_counter()
+        # the transfer blocks' and ConfidNets' initial weights come from seed + r alone, not from
+        # whatever drew from torch's global generator earlier in the process (node order, --nodes)
+        torch.manual_seed(substream_seed(seed + r, "social_init", task))
         central = build_central(main_record, aux_record, r, expert, variant, device)
         fit = train_central(
             central,
