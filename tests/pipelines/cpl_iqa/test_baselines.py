@@ -37,3 +37,25 @@ def test_brisque_scores_a_noisy_copy_worse_than_the_clean_image():
     scores = baselines.brisque_scores(np.stack([clean, noisy]))
     assert scores.shape == (2,) and np.isfinite(scores).all()
     assert scores[1] > scores[0] + 5
+
+
+def test_unscorable_images_are_left_out_of_a_methods_measures():
+    """A NaN prediction (BRISQUE cannot fit a flat crop) drops that image from its method's row."""
+    import pandas as pd
+
+    from paper_pipelines.pipelines.cpl_iqa import report
+
+    mos = pd.DataFrame({"image_id": [0, 1, 2, 3], "mos": [10.0, 20.0, 30.0, 40.0]})
+    preds = pd.DataFrame(
+        {
+            "method": ["brisque_pretrained"] * 4 + ["cpl"] * 4,
+            "split": [0] * 8,
+            "image_id": [0, 1, 2, 3] * 2,
+            "prediction": [1.0, np.nan, 3.0, 2.0, 1.0, 2.0, 3.0, 4.0],
+        }
+    )
+    rows = report.score_predictions(preds, mos, logistic=False).set_index("method")
+    assert rows.loc["brisque_pretrained", "n_test"] == 3 and rows.loc["cpl", "n_test"] == 4
+    assert rows.loc["brisque_pretrained", "srcc"] == pytest.approx(0.5)  # ranks 1,3,2 vs 1,2,3
+    assert np.isnan(rows.loc["brisque_pretrained", "rmse"])  # not on the MOS scale
+    assert rows.loc["cpl", "srcc"] == pytest.approx(1.0)

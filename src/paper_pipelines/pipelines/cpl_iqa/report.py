@@ -118,6 +118,9 @@ def score_predictions(predictions: pd.DataFrame, mos_table: pd.DataFrame, logist
     mos = mos_table.set_index("image_id")["mos"]
     rows = []
     for (method, k), group in predictions.groupby(["method", "split"], sort=False):
+        # an image a fixed model cannot score (BRISQUE's feature fit fails on flat crops: NaN) is
+        # left out of that method's measures; n_test says how many images were scored
+        group = group[np.isfinite(group["prediction"].to_numpy(float))]
         scores = iqa_scores(group["prediction"].to_numpy(), mos.loc[group["image_id"]].to_numpy(),
                             logistic)  # fmt: skip
         if method in UNSCALED:
