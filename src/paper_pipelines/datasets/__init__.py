@@ -6,4 +6,10 @@ from paper_pipelines.datasets.clip_folder import ClipFolderDataset
 from paper_pipelines.datasets.skops_dataset import SkopsDataset
 from paper_pipelines.datasets.torch_dataset import TorchDataset
 
-__all__ = ["ArrayTreeDataset", "CausalLMDataset", "ClipFolderDataset", "SkopsDataset", "TorchDataset"]
+__all__ = [
+    "ArrayTreeDataset",
+    "CausalLMDataset",
+    "ClipFolderDataset",
+    "SkopsDataset",
+    "TorchDataset",
+]
