@@ -10,7 +10,7 @@ from kedro.config import OmegaConfigLoader
 from kedro.io import DataCatalog
 
 from paper_pipelines.common.params import check_parameters
-from paper_pipelines.pipeline_registry import paper_slugs
+from paper_pipelines.pipeline_registry import OPTIONAL_PIPELINES, paper_slugs
 from paper_pipelines.settings import CONFIG_LOADER_ARGS
 from tests.kedro_helpers import PROJECT_ROOT
 
@@ -48,7 +48,10 @@ def test_every_side_environment_validates_for_the_papers_it_sets(env):
     parameters = OmegaConfigLoader(str(PROJECT_ROOT / "conf"), env=env, **args)["parameters"]
     folder = PROJECT_ROOT / "conf" / env / "parameters"
     slugs = sorted(p.stem for p in folder.glob("*.yml")) if folder.is_dir() else []
-    assert set(slugs) <= set(paper_slugs()), f"conf/{env}/parameters names no known paper"
+    known = {**{s: f"paper_pipelines.pipelines.{s}" for s in paper_slugs()}, **OPTIONAL_PIPELINES}
+    assert set(slugs) <= set(known), (
+        f"conf/{env}/parameters names no known paper or optional pipeline"
+    )
     for slug in slugs:
-        pipeline = importlib.import_module(f"paper_pipelines.pipelines.{slug}").create_pipeline()
-        check_parameters({slug: parameters[slug]}, [pipeline], paper_slugs())
+        pipeline = importlib.import_module(known[slug]).create_pipeline()
+        check_parameters({slug: parameters[slug]}, [pipeline], list(known))
