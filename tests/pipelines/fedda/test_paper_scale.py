@@ -218,10 +218,13 @@ def test_the_nodes_run_fedda_on_clip_and_domain_folders(bundle):
     assert set(stats["class"]) == {"cat", "dog"} and stats["count"].sum() == 16
     state, report = nodes.pretrain_mini_clip({}, None, backbone, None, runtime, 0)
     assert state == {} and report["steps"] == 0
-    features = nodes.precompute_client_features(state, clients, backbone, bundle, runtime)
+    tower, pretrained = nodes.load_towers(backbone, runtime, bundle)
+    # one load, both towers of the same CLIP (no second read of the folder)
+    assert pretrained["vision"].vision is bundle["model"].vision_model
+    assert tower.text is bundle["model"].text_model
+    features = nodes.precompute_client_features(state, clients, backbone, pretrained, runtime)
     photo = features["main_0"]["photo"]
     assert photo["train_x"].shape == (len(photo["train_y"]), 8)
-    tower = nodes.load_text_tower(backbone, runtime, bundle)
     assert nodes.logit_scale(backbone, tower) == pytest.approx(tower.logit_scale)
     runs, states = nodes.train_methods(
         features, tower, info, PromptParams(n_ctx=2, zero_shot_template="a photo of a {}"),

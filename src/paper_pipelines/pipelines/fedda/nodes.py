@@ -56,17 +56,20 @@ def load_images(data_params: DataParams, domain_images: Any) -> tuple[dict[str, 
     return raw, info
 
 
-def load_text_tower(
+def load_towers(
     backbone: BackboneParams, runtime: RuntimeParams, clip_model: Any
-) -> towers.TextTower:
+) -> tuple[towers.TextTower, dict[str, torch.nn.Module]]:
     """The frozen text tower: all-MiniLM-L6-v2 from its wheel, truncated to backbone.text_layers, or
-    the text tower of the CLIP in ``fedda.clip_model`` (backbone.type clip_folder)."""
+    the text tower of the CLIP in ``fedda.clip_model`` (backbone.type clip_folder). The CLIP's vision
+    tower comes out of the same load as ``{"vision": tower}`` (a CLIP folder is read once); ``{}`` for
+    the mini-CLIP, whose image tower the pipeline trains."""
     device = apply_runtime(runtime)
     if backbone.type == "clip_folder":
-        tower = clip_towers.clip_towers(clip_model)[0].to(device)
+        text, image = clip_towers.clip_towers(clip_model)
+        text, pretrained = text.to(device), {"vision": image.to(device)}
     else:
-        tower = towers.load_minilm_text(backbone.text_layers).to(device)
-    return tower.to(getattr(torch, backbone.dtype)) if device != "cpu" else tower
+        text, pretrained = towers.load_minilm_text(backbone.text_layers).to(device), {}
+    return (text.to(getattr(torch, backbone.dtype)) if device != "cpu" else text), pretrained
 
 
 # ---------------------------------------------------------------- preprocess
@@ -170,13 +173,14 @@ def precompute_client_features(
     tower_state: dict[str, torch.Tensor],
     client_data: dict[str, Any],
     backbone: BackboneParams,
-    clip_model: Any,
+    pretrained_image_tower: dict[str, torch.nn.Module],
     runtime: RuntimeParams,
 ) -> dict[str, Any]:
     """Frozen image features of every client image (computed once: the image tower never trains),
-    from the trained mini-CLIP tower or the CLIP's vision tower (on the run's device)."""
+    from the trained mini-CLIP tower or the CLIP's vision tower (already on the run's device)."""
+    apply_runtime(runtime)
     if backbone.type == "clip_folder":
-        tower = clip_towers.clip_towers(clip_model)[1].to(apply_runtime(runtime))
+        tower = pretrained_image_tower["vision"]
     else:
         tower = towers.ImageTower(backbone.channels, tower_state["proj.weight"].shape[0])
         tower.load_state_dict(tower_state)

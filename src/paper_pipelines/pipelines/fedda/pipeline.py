@@ -28,10 +28,10 @@ def create_pipeline(**kwargs) -> Pipeline:
                 name="load_images",
             ),
             Node(
-                nodes.load_text_tower,
+                nodes.load_towers,
                 ["params:backbone", "params:runtime", "clip_model"],
-                "text_tower",
-                name="load_text_tower",
+                ["text_tower", "pretrained_image_tower"],
+                name="load_towers",
             ),
             # preprocess
             Node(
@@ -78,7 +78,7 @@ def create_pipeline(**kwargs) -> Pipeline:
                     "image_tower_model",
                     "client_data_arrays",
                     "params:backbone",
-                    "clip_model",
+                    "pretrained_image_tower",
                     "params:runtime",
                 ],
                 "client_features_arrays",
