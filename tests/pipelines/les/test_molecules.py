@@ -86,6 +86,22 @@ def test_molecules_table_samples_distinct_short_molecules():
     assert list(splits["vocab"]) == chem.vocabulary(list(table["selfies"]))
 
 
+def test_a_users_table_comes_through_the_catalog_entry():
+    from paper_pipelines.pipelines.les.molecules import nodes
+    from paper_pipelines.pipelines.les.molecules.parameters import LSOParams, MoleculeDataParams
+
+    smiles = ["C" * k + "O" for k in range(1, 61)]  # 60 distinct alcohols
+    data = MoleculeDataParams(source="catalog", n=50, max_len=64, objective="qed")
+    table = nodes.load_molecules(pd.DataFrame({"SMILES": smiles}), data, LSOParams(n_init=10), 0)
+    assert len(table) == 50 and set(table["smiles"]) <= set(smiles)
+    with pytest.raises(ValueError, match=r"les_molecules\.smiles_input.*got: \['smi'\]"):
+        nodes.load_molecules(pd.DataFrame({"smi": smiles}), data, LSOParams(n_init=10), 0)
+    with pytest.raises(ValueError, match=r"les_molecules\.smiles_input.*got: NoneType"):
+        nodes.load_molecules(None, data, LSOParams(n_init=10), 0)
+    with pytest.raises(ValueError, match=r"n_init = 41 exceeds the 40 training molecules"):
+        nodes.load_molecules(pd.DataFrame({"SMILES": smiles}), data, LSOParams(n_init=41), 0)
+
+
 def test_fast_run_writes_the_standard_outputs(tmp_path):
     project = make_project_copy(tmp_path / "project")
     run_session(project, PIPELINE, env="fast")
@@ -100,11 +116,14 @@ def test_fast_run_writes_the_standard_outputs(tmp_path):
         )
     )
     assert list(dict.fromkeys(runs["method"])) == ["none", "les", "likelihood", "prior", "turbo"]
-    # bad input: a missing CSV stops the run before anything is written
+    # bad input: source = catalog with the entry left empty stops the run in its first node, so
+    # nothing of les_molecules is written; a misspelt source is refused with the parameters
     before = files_under(project / "data")
+    with pytest.raises(Exception, match=r"les_molecules\.smiles_input"):
+        run_session(project, PIPELINE, env="fast",
+                    runtime_params={"les_molecules.data.source": "catalog"})  # fmt: skip
     with pytest.raises(ParameterError, match=r"les_molecules\.data"):
         run_session(project, PIPELINE, env="fast",
-                    runtime_params={"les_molecules.data.source": "csv",
-                                    "les_molecules.data.path": str(tmp_path / "none.csv")})  # fmt: skip
+                    runtime_params={"les_molecules.data.source": "csv"})  # fmt: skip
     new = files_under(project / "data") - before
     assert all("les_molecules" not in str(p) for p in new), new

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -79,16 +80,27 @@ def fit_vae(
 ) -> tuple[ExpressionVAE, dict[str, Any]]:
     """Train the GRU VAE from scratch (or load the catalog's state dict) and its training curve."""
     device = apply_runtime(runtime)
-    torch.manual_seed(substream_seed(seed, "vae-init"))
     if vae.source == "pretrained":
         if pretrained_vae is None:
             raise ValueError(
                 "les.vae.source = pretrained needs the catalog entry les.pretrained_vae (a state dict, "
                 "see conf/paper/catalog/les.yml)"
             )
-        model = build_vae(vae, pretrained_vae)
-        return model, {"source": "pretrained"}
-    model = build_vae(vae)
+        return build_vae(vae, pretrained_vae), {"source": "pretrained"}
+    return trained_vae(lambda: build_vae(vae), splits, vae, device, seed)
+
+
+def trained_vae(
+    build: Callable[[], ExpressionVAE],
+    splits: dict[str, np.ndarray],
+    vae: VAEParams,
+    device: str,
+    seed: Seed,
+) -> tuple[ExpressionVAE, dict[str, Any]]:
+    """The VAE ``build`` makes under the seed's init stream, trained by les's loop on the split's
+    tokens (batches from their own stream); on the CPU, with its curve. les_molecules uses it too."""
+    torch.manual_seed(substream_seed(seed, "vae-init"))
+    model = build()
     generator = torch.Generator().manual_seed(substream_seed(seed, "vae-batches"))
     curve = train_vae(
         model, splits["train_tokens"], splits["test_tokens"], vae.epochs, vae.lr,

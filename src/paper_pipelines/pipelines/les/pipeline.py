@@ -1,5 +1,7 @@
 """les: ingest -> preprocess -> train (VAE, OOD scores, LSO) -> evaluate (wiring only)."""
 
+from collections.abc import Callable
+
 from kedro.pipeline import Node, Pipeline
 
 from . import nodes
@@ -58,22 +60,31 @@ def create_pipeline(**kwargs) -> Pipeline:
                 name="run_lso",
             ),
             # evaluate
-            Node(nodes.auroc_by_score, "ood_scores_table", "auroc_table", name="auroc_by_score"),
-            Node(
-                nodes.summarise,
-                [
-                    "auroc_table",
-                    "lso_trajectories_table",
-                    "score_cost_json",
-                    "training_curve_json",
-                    "params:evaluation",
-                ],
-                ["metrics", "results"],
-                name="summarise",
-            ),
-            Node(nodes.check_claims, "metrics", "claims", name="check_claims"),
-            Node(nodes.plot_auroc, "auroc_table", "auroc_plot", name="plot_auroc"),
-            Node(nodes.plot_lso, "lso_trajectories_table", "lso_plot", name="plot_lso"),
+            *evaluate_stage(nodes.summarise, nodes.check_claims, []),
         ],
         namespace="les",
     )
+
+
+def evaluate_stage(summarise: Callable, check_claims: Callable, extra: list[str]) -> list[Node]:
+    """The evaluate stage les and les_molecules share: AUROCs, metrics and results (``summarise``
+    with ``extra`` inputs before the evaluation block), the claims and one node per figure."""
+    return [
+        Node(nodes.auroc_by_score, "ood_scores_table", "auroc_table", name="auroc_by_score"),
+        Node(
+            summarise,
+            [
+                "auroc_table",
+                "lso_trajectories_table",
+                "score_cost_json",
+                "training_curve_json",
+                *extra,
+                "params:evaluation",
+            ],
+            ["metrics", "results"],
+            name="summarise",
+        ),
+        Node(check_claims, "metrics", "claims", name="check_claims"),
+        Node(nodes.plot_auroc, "auroc_table", "auroc_plot", name="plot_auroc"),
+        Node(nodes.plot_lso, "lso_trajectories_table", "lso_plot", name="plot_lso"),
+    ]

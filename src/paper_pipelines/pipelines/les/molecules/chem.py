@@ -43,12 +43,19 @@ def moses_path() -> Path:
     return path
 
 
-def read_smiles(path: Path) -> pd.Series:
-    """The ``SMILES`` column of a MOSES-style CSV (gzip by suffix)."""
-    table = pd.read_csv(path)
-    if "SMILES" not in table.columns:
-        raise ValueError(f"{path} has no SMILES column (columns: {list(table.columns)})")
+def smiles_column(table: pd.DataFrame | None, where: str) -> pd.Series:
+    """The ``SMILES`` column of a MOSES-style table; ``where`` names its origin for the error."""
+    if table is None or "SMILES" not in getattr(table, "columns", ()):
+        found = list(table.columns) if isinstance(table, pd.DataFrame) else type(table).__name__
+        raise ValueError(f"{where} needs a table with a SMILES column (got: {found})")
     return table["SMILES"].astype(str)
+
+
+def moses_smiles() -> pd.Series:
+    """The 1,584,663 MOSES training SMILES shipped inside the molsets wheel (package data, like
+    sklearn's bundled datasets: not a catalog entry)."""
+    path = moses_path()
+    return smiles_column(pd.read_csv(path), str(path))
 
 
 def to_selfies(smiles: list[str]) -> list[str | None]:

@@ -7,16 +7,14 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import torch
-from matplotlib.figure import Figure
 
 from paper_pipelines.common.claims import evaluate_claims
-from paper_pipelines.common.runtime import apply_runtime, substream, substream_seed
+from paper_pipelines.common.runtime import apply_runtime, substream
 
-from .. import experiments, figures
+from .. import experiments
 from .. import nodes as les_nodes
 from .. import report as les_report
-from ..vae import ExpressionVAE, train_vae
+from ..vae import ExpressionVAE
 from . import chem, report
 from .parameters import (
     EvaluationParams,
@@ -54,17 +52,26 @@ def evaluator(splits: dict[str, np.ndarray], data: MoleculeDataParams):
 
 
 # ---------------------------------------------------------------- ingest
-def load_molecules(data: MoleculeDataParams, lso: LSOParams, seed: Seed) -> pd.DataFrame:
-    """The subsample of MOSES (or the user's CSV) as SELFIES, with quality and objective."""
+def load_molecules(
+    smiles_input: pd.DataFrame | None, data: MoleculeDataParams, lso: LSOParams, seed: Seed
+) -> pd.DataFrame:
+    """The subsample of MOSES (or of the catalog's table) as SELFIES, with quality and objective."""
     n_train = int(data.n * (1 - data.test_frac))
     if lso.n_init > n_train:
         raise ValueError(
             f"les_molecules.lso.n_init = {lso.n_init} exceeds the {n_train} training molecules of "
             f"les_molecules.data.n = {data.n}; lower les_molecules.lso.n_init or raise data.n"
         )
-    path = chem.moses_path() if data.source == "moses" else data.path
+    if data.source == "moses":
+        smiles = chem.moses_smiles()
+    else:
+        smiles = chem.smiles_column(
+            smiles_input,
+            "les_molecules.data.source = catalog: the catalog entry les_molecules.smiles_input "
+            "(see conf/base/catalog/les_molecules.yml)",
+        )
     return chem.molecules_table(
-        chem.read_smiles(path), data.n, data.max_len, data.objective, substream(seed, "data")
+        smiles, data.n, data.max_len, data.objective, substream(seed, "data")
     )
 
 
@@ -80,16 +87,9 @@ def split_molecules(
 def fit_vae(
     splits: dict[str, np.ndarray], vae: MoleculeVAEParams, runtime: RuntimeParams, seed: Seed
 ) -> tuple[ExpressionVAE, dict[str, Any]]:
-    """Train the GRU VAE on the SELFIES tokens; its training curve."""
+    """Train the GRU VAE on the SELFIES tokens (les's loop and seeding); its training curve."""
     device = apply_runtime(runtime)
-    torch.manual_seed(substream_seed(seed, "vae-init"))
-    model = build_vae(vae, splits)
-    generator = torch.Generator().manual_seed(substream_seed(seed, "vae-batches"))
-    curve = train_vae(
-        model, splits["train_tokens"], splits["test_tokens"], vae.epochs, vae.lr,
-        vae.batch_size, vae.beta, generator, device,
-    )  # fmt: skip
-    return model.cpu().eval(), {"source": "train", **les_report.curve_dict(curve)}
+    return les_nodes.trained_vae(lambda: build_vae(vae, splits), splits, vae, device, seed)
 
 
 def score_latents(
@@ -154,11 +154,3 @@ def summarise(
 
 def check_claims(metrics: dict[str, Any]) -> pd.DataFrame:
     return evaluate_claims(report.CLAIMS, metrics, "les_molecules")
-
-
-def plot_auroc(auroc: pd.DataFrame) -> Figure:
-    return figures.auroc_figure(auroc)
-
-
-def plot_lso(trajectories: pd.DataFrame) -> Figure:
-    return figures.lso_figure(trajectories)

@@ -6,7 +6,6 @@ block is les's without the pretrained source (no released molecules GRU is wired
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Literal
 
 from pydantic import Field, model_validator
@@ -37,29 +36,25 @@ __all__ = [
 
 
 class MoleculeDataParams(ParamsModel):
-    """A random subsample of the MOSES training SMILES (or a user's CSV with a SMILES column), as
-    SELFIES of at most ``max_len`` symbols; the objective of the LSO loop."""
+    """A random subsample of the MOSES training SMILES (or of the user's table in the catalog entry
+    ``les_molecules.smiles_input``, a SMILES column), as SELFIES of at most ``max_len`` symbols; the
+    objective of the LSO loop."""
 
-    source: Literal["moses", "csv"] = "moses"
-    path: str | None = None  # the CSV of source = csv
+    source: Literal["moses", "catalog"] = "moses"
     n: int = Field(20000, ge=50)
     max_len: int = Field(56, ge=2)
     test_frac: float = Field(0.2, gt=0, lt=1)
     objective: Literal["penalised_logp", "qed"] = "penalised_logp"
 
     @model_validator(mode="after")
-    def _file_exists(self) -> MoleculeDataParams:
+    def _moses_is_installed(self) -> MoleculeDataParams:
         # checked with the parameters, so a missing file stops the run before anything is written
+        # (a user's table is the catalog's: Kedro checks its file when it loads it, before the node)
         if self.source == "moses":
             try:
                 chem.moses_path()
             except FileNotFoundError as exc:
                 raise ValueError(str(exc)) from None
-        elif self.path is None or not Path(self.path).is_file():
-            raise ValueError(
-                f"les_molecules.data.source = csv needs les_molecules.data.path to name a CSV with "
-                f"a SMILES column; {self.path!r} is not a file"
-            )
         return self
 
 
