@@ -135,3 +135,28 @@ def test_the_page_and_scoreboard_show_the_measured_mutation_score_and_check_sees
         score_file.unlink()
         page.write_text(original)
     assert "Mutation score: not measured yet (`make mutate PAPER=srca`)." in section_of(original)
+
+
+def test_an_optional_pipeline_gets_its_own_section_on_its_papers_page():
+    from paper_pipelines.ops.report import (
+        PaperRun,
+        optional_markers,
+        optional_pipelines_of,
+        optional_section,
+    )
+
+    assert optional_pipelines_of("les") == ["les_molecules"]
+    assert optional_pipelines_of("ata") == []
+    claims = pd.DataFrame(
+        {"claim": ["c1"], "statement": ["s"], "ours": ["x = 1"], "paper": [""], "source": ["abs"],
+         "gates": [False], "holds": [True], "condition": ["x > 0"]}
+    )  # fmt: skip
+    record = {"run_id": "r1", "git": {"commit": "abc"}, "env": "base", "wall_seconds": 3.0}
+    run = PaperRun("les_molecules", record, pd.DataFrame({"method": ["les"], "auroc": [0.5]}),
+                   claims, None)  # fmt: skip
+    section = optional_section(run)
+    begin, end = optional_markers("les_molecules")
+    lines = section.splitlines()
+    assert lines[0] == begin and lines[-1] == end and lines[1].startswith("Run `r1`")
+    assert "| les | 0.5 |" in section and "| c1 | s | x = 1 |  | abs | no | yes |" in section
+    assert "Mutation" not in section and BEGIN not in section and END not in section
