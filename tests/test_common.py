@@ -96,3 +96,32 @@ def test_minilm_encodes_offline_into_normalised_384d_vectors(no_network):
     torch.testing.assert_close(vectors.norm(dim=1), torch.ones(2))
     assert float(vectors[0] @ vectors[1]) > 0.3  # related sentences
     assert no_network == []
+
+
+def _square_plus(x: int, y: int) -> int:
+    return x * x + y
+
+
+def _pid(_: int) -> int:
+    import os
+
+    return os.getpid()
+
+
+def test_run_parallel_keeps_the_job_order_in_process_and_on_workers():
+    import os
+
+    from paper_pipelines.common.parallel import run_parallel
+
+    here = os.getpid()
+    assert set(run_parallel(_pid, [(i,) for i in range(4)], 2, "workers")) - {here}
+    assert set(run_parallel(_pid, [(i,) for i in range(3)], 2, "few", min_jobs=4)) == {here}
+    assert set(run_parallel(_pid, [(i,) for i in range(4)], 1, "one")) == {here}
+
+    jobs = [(i, 10 * i) for i in range(5)]
+    expected = [i * i + 10 * i for i in range(5)]
+    assert run_parallel(_square_plus, jobs, 1, "serial") == expected
+    assert run_parallel(_square_plus, jobs, 2, "workers") == expected
+    assert run_parallel(_square_plus, jobs[:1], 2, "too few for workers") == expected[:1]
+    with pytest.raises(ValueError, match="n_jobs must be >= 1, got 0"):
+        run_parallel(_square_plus, jobs, 0, "none")

@@ -4,11 +4,14 @@ the union of the training snapshots, scoring every test snapshot from that one s
 from __future__ import annotations
 
 import logging
+import random
 
 import numpy as np
 import torch
 from torch import nn
 from torch_geometric.nn import GAE, GCNConv
+
+from paper_pipelines.common.parallel import run_parallel
 
 logger = logging.getLogger(__name__)
 EDGE_SETS = ("pos", "neg", "new_pos", "new_neg")
@@ -44,14 +47,21 @@ def train_static_gae(
 ) -> GAE:
     """Fit GAE's reconstruction loss (positive edges vs PyG's sampled negatives) on the union graph."""
     torch.manual_seed(seed)
-    edge_index = union_edge_index(train_edges).to(device)
-    model = GAE(GCNEncoder(n_nodes, dim)).to(device)
-    optimiser = torch.optim.Adam(model.parameters(), lr=lr)
-    for _ in range(epochs):
-        optimiser.zero_grad()
-        loss = model.recon_loss(model.encode(edge_index), edge_index)
-        loss.backward()
-        optimiser.step()
+    # PyG's negative_sampling draws from Python's global `random`, which torch.manual_seed leaves
+    # alone: seed it for the fit (so a run is reproducible) and give the caller's state back after
+    outer = random.getstate()
+    random.seed(seed)
+    try:
+        edge_index = union_edge_index(train_edges).to(device)
+        model = GAE(GCNEncoder(n_nodes, dim)).to(device)
+        optimiser = torch.optim.Adam(model.parameters(), lr=lr)
+        for _ in range(epochs):
+            optimiser.zero_grad()
+            loss = model.recon_loss(model.encode(edge_index), edge_index)
+            loss.backward()
+            optimiser.step()
+    finally:
+        random.setstate(outer)
     model.train_edge_index = edge_index
     return model
 
@@ -75,17 +85,25 @@ def fit_and_score_gae(
     lr: float,
     test_length: int,
     device: str = "cpu",
+    n_jobs: int = 1,
 ) -> tuple[dict, list]:
-    """One GAE per (source, seed index, seed): state dicts and the scored evaluation edges."""
+    """One GAE per (source, seed index, seed): state dicts and the scored evaluation edges (runs on
+    ``n_jobs`` CPU workers, one at a time on a GPU; each seeds itself, so the results are the same)."""
+    args = [
+        (source, k, seed, graphs[source], tests[source], dim, epochs, lr, test_length, device)
+        for source, k, seed in runs
+    ]
+    workers = n_jobs if device == "cpu" else 1
     states, scored = {}, []
-    for source, k, seed in runs:
-        g = graphs[source]
-        train_edges = g["edges"][: len(g["edges"]) - test_length]
-        gae = train_static_gae(train_edges, g["num_nodes"], dim, epochs, lr, seed, device)
-        states.update({f"{source}.seed{k}.{n}": v.cpu() for n, v in gae.state_dict().items()})
-        probs = [
-            {"t": e["t"], **{x: gae_probabilities(gae, e[x]) for x in EDGE_SETS}}
-            for e in tests[source]
-        ]
-        scored.append({"method": "static_gae", "source": source, "seed": k, "tests": probs})
+    for state, entry in run_parallel(_fit_one, args, workers, "static GAE", logger, min_jobs=2):
+        states.update(state)
+        scored.append(entry)
     return states, scored
+
+
+def _fit_one(source, k, seed, g, tests, dim, epochs, lr, test_length, device) -> tuple[dict, dict]:
+    train_edges = g["edges"][: len(g["edges"]) - test_length]
+    gae = train_static_gae(train_edges, g["num_nodes"], dim, epochs, lr, seed, device)
+    state = {f"{source}.seed{k}.{n}": v.cpu() for n, v in gae.state_dict().items()}
+    probs = [{"t": e["t"], **{x: gae_probabilities(gae, e[x]) for x in EDGE_SETS}} for e in tests]
+    return state, {"method": "static_gae", "source": source, "seed": k, "tests": probs}

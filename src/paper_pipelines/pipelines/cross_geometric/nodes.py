@@ -25,7 +25,7 @@ from .parameters import (
     SnapshotParams,
     TrainParams,
 )
-from .training import train_and_score
+from .training import train_and_score, train_jobs
 
 
 # ---------------------------------------------------------------- ingest
@@ -86,7 +86,7 @@ def _train_mode(mode, graphs, tree, tests, model, geometry, loss, train, snapsho
     settings = plan.settings(mode, model, geometry, loss, train)
     runs = plan.mode_runs(mode, list(graphs), train, seed)
     states, log, scored = train_and_score(
-        graphs, tree, tests, settings, runs, snapshots.test_length, device
+        graphs, tree, tests, settings, runs, snapshots.test_length, device, n_jobs=train.n_jobs
     )
     return states, pd.DataFrame(log), scored
 
@@ -173,16 +173,20 @@ def train_ablations(
 ) -> tuple[pd.DataFrame, list]:
     """CGDyn-R with one switch off at a time (tree score, attention, lambda_node, lambda_chg)."""
     device = apply_runtime(runtime)
-    logs, scored = [], []
-    for ablation in train.ablations:
-        settings = plan.settings("hybrid_gate", model, geometry, loss, train, ablation)
-        runs = plan.ablation_runs(train, seed)
-        _, log, out = train_and_score(
-            graphs, tree, tests, settings, runs, snapshots.test_length, device, method=ablation
-        )
-        logs += log
-        scored += out
-    return pd.DataFrame(logs, columns=["method", "source", "seed", "epoch", "loss"]), scored
+    runs = plan.ablation_runs(train, seed)
+    jobs = [
+        (ablation, plan.settings("hybrid_gate", model, geometry, loss, train, ablation), run)
+        for ablation in train.ablations
+        for run in runs
+    ]
+    done = train_jobs(
+        graphs, tree, tests, jobs, snapshots.test_length, device, train.n_jobs, "ablations"
+    )
+    logs = [row for r in done for row in r["log"]]
+    return (
+        pd.DataFrame(logs, columns=["method", "source", "seed", "epoch", "loss"]),
+        [r["scored"] for r in done],
+    )
 
 
 def train_static_baseline(
@@ -198,8 +202,9 @@ def train_static_baseline(
     device = apply_runtime(runtime)
     runs = plan.mode_runs("static_gae", list(graphs), train, seed)
     return fit_and_score_gae(
-        graphs, tests, runs, model.dim, train.gae_epochs, train.lr, snapshots.test_length, device
-    )
+        graphs, tests, runs, model.dim, train.gae_epochs, train.lr, snapshots.test_length, device,
+        train.n_jobs,
+    )  # fmt: skip
 
 
 # ---------------------------------------------------------------- evaluate

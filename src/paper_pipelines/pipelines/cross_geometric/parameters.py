@@ -154,6 +154,8 @@ class TrainParams(ParamsModel):
     hybrid_const_sources: list[Source] = Field(default_factory=lambda: ["mixed_synthetic"])
     sanity_seeds: int = Field(1, ge=1)  # runs on the pure_* generator variants
     gae_epochs: int = Field(200, ge=1)
+    # worker processes for the independent runs of a node (CPU only; a GPU trains one at a time)
+    n_jobs: int = Field(1, ge=1)
 
 
 class EvaluationParams(ParamsModel):

@@ -16,7 +16,7 @@ import torch
 from torch import nn
 from torch_geometric.nn.conv.gcn_conv import gcn_norm
 
-from paper_pipelines.common.progress import progress
+from paper_pipelines.common.parallel import run_parallel
 
 from . import decoder, objective, poincare
 from .modeling import DynamicGeometricModeling
@@ -265,33 +265,88 @@ def train_and_score(
     test_length: int,
     device: str = "cpu",
     method: str | None = None,
+    n_jobs: int = 1,
 ) -> tuple[dict[str, torch.Tensor], list[dict[str, Any]], list[dict[str, Any]]]:
     """Train one configuration for every (source, seed index, seed) in `runs`: the state dicts
     (keys `<source>.seed<k>.<param>`), the training log rows, and the scored evaluation edges with
     the gates over the training snapshots."""
     method = method or settings.mode
-    states, log, scored = {}, [], []
-    for source, k, seed in progress(runs, f"train {method}", logger=logger):
-        snaps = snapshots[source]
-        t_train = len(snaps["edges"]) - test_length
-        label = f"{method} on {source}, seed {k}"
-        model, rows = train_cgdyn(
-            snaps, tree_scores[source], t_train, settings, seed, device, label
-        )
-        st, al = final_state(model, snaps, tree_scores[source], t_train, device)
-        for name, value in model.state_dict().items():
-            states[f"{source}.seed{k}.{name}"] = value.detach().cpu()
-        log += [{"method": method, "source": source, "seed": k, **r} for r in rows]
-        scored.append(
-            {
-                "method": method,
-                "source": source,
-                "seed": k,
-                "tests": score_evaluation_edges(
-                    model, st[-1], al[-1], evaluation_edges[source], device
-                ),
-                "alpha": al.cpu().numpy(),
-            }
-        )
-        logger.info("%s: %d epochs, final loss %.4f", label, len(rows), rows[-1]["loss"])
-    return states, log, scored
+    jobs = [(method, settings, run) for run in runs]
+    done = train_jobs(
+        snapshots, tree_scores, evaluation_edges, jobs, test_length, device, n_jobs, method
+    )
+    states = {
+        f"{r['source']}.seed{r['seed']}.{name}": value
+        for r in done
+        for name, value in r["state"].items()
+    }
+    return states, [row for r in done for row in r["log"]], [r["scored"] for r in done]
+
+
+def train_jobs(
+    snapshots: dict[str, dict[str, Any]],
+    tree_scores: dict[str, np.ndarray],
+    evaluation_edges: dict[str, list[dict]],
+    jobs: list[tuple[str, Settings, tuple[str, int, int]]],
+    test_length: int,
+    device: str = "cpu",
+    n_jobs: int = 1,
+    desc: str = "runs",
+) -> list[dict[str, Any]]:
+    """Every (method, settings, (source, seed index, seed)) job, in order: its state dict, log rows
+    and scored evaluation edges. Runs are independent (each seeds its own generators), so on the CPU
+    they go to ``n_jobs`` worker processes with the same results; on a GPU one at a time."""
+    args = [
+        (
+            method,
+            st,
+            source,
+            k,
+            seed,
+            snapshots[source],
+            tree_scores[source],
+            evaluation_edges[source],
+            test_length,
+            device,
+        )  # fmt: skip
+        for method, st, (source, k, seed) in jobs
+    ]
+    workers = n_jobs if device == "cpu" else 1
+    done = run_parallel(_train_one, args, workers, f"train {desc}", logger, min_jobs=2)
+    for r in done:
+        logger.info(
+            "%s on %s, seed %d: %d epochs, final loss %.4f",
+            r["scored"]["method"], r["source"], r["seed"], len(r["log"]), r["log"][-1]["loss"],
+        )  # fmt: skip
+    return done
+
+
+def _train_one(
+    method: str,
+    settings: Settings,
+    source: str,
+    k: int,
+    seed: int,
+    snaps: dict[str, Any],
+    tree: np.ndarray,
+    tests: list[dict],
+    test_length: int,
+    device: str,
+) -> dict[str, Any]:
+    t_train = len(snaps["edges"]) - test_length
+    label = f"{method} on {source}, seed {k}"
+    model, rows = train_cgdyn(snaps, tree, t_train, settings, seed, device, label)
+    st, al = final_state(model, snaps, tree, t_train, device)
+    return {
+        "source": source,
+        "seed": k,
+        "state": {name: value.detach().cpu() for name, value in model.state_dict().items()},
+        "log": [{"method": method, "source": source, "seed": k, **r} for r in rows],
+        "scored": {
+            "method": method,
+            "source": source,
+            "seed": k,
+            "tests": score_evaluation_edges(model, st[-1], al[-1], tests, device),
+            "alpha": al.cpu().numpy(),
+        },
+    }

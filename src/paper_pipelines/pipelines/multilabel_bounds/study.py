@@ -15,9 +15,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from joblib import Parallel, delayed, parallel_config
 
-from paper_pipelines.common.progress import progress
+from paper_pipelines.common.parallel import run_parallel
 from paper_pipelines.common.runtime import substream, substream_seed
 
 from . import data as ingest
@@ -133,16 +132,6 @@ def width(kind: str, model) -> int:
     return model.hidden if kind == "mlp" else model.rank
 
 
-def _run_parallel(fn, jobs: list, n_jobs: int, desc: str) -> list:
-    """``fn(*job)`` for every job on ``n_jobs`` loky workers (one BLAS thread each), with progress."""
-    if n_jobs == 1 or len(jobs) < 4:
-        return [fn(*job) for job in progress(jobs, desc, total=len(jobs), logger=logger)]
-    with parallel_config(backend="loky", inner_max_num_threads=1):
-        runner = Parallel(n_jobs=n_jobs, return_as="generator", batch_size=1)
-        results = runner(delayed(fn)(*job) for job in jobs)
-        return list(progress(results, desc, total=len(jobs), logger=logger))
-
-
 def _fit_one(task: dict, x: np.ndarray, y: np.ndarray, rank: int, steps: int, lr: float, seed: int):
     started = time.process_time()
     params = training.fit(
@@ -170,7 +159,9 @@ def fit_synthetic(pools: dict, data, model, train_params, seed: int) -> dict[str
         jobs.append((task, x, y, r, train_params.steps, train_params.lr, fit_seed))
     # largest fits first so the two workers finish together
     jobs.sort(key=lambda job: -_cost(job[0], job[1].shape[1], job[3]))
-    out = _run_parallel(_fit_one, jobs, train_params.n_jobs, "multilabel_bounds synthetic fits")
+    out = run_parallel(
+        _fit_one, jobs, train_params.n_jobs, "multilabel_bounds synthetic fits", logger
+    )
     return {"params": {k: p for k, p, _ in out}, "seconds": {k: s for k, _, s in out}}
 
 
@@ -206,7 +197,9 @@ def fit_real(
                 y_fit = y[:, columns]
                 jobs.append((task, x, y_fit, r, train_params.steps, train_params.lr, fit_seed))
     jobs.sort(key=lambda job: -_cost(job[0], job[1].shape[1], job[3]))
-    out = _run_parallel(_fit_one, jobs, train_params.n_jobs, "multilabel_bounds real-data fits")
+    out = run_parallel(
+        _fit_one, jobs, train_params.n_jobs, "multilabel_bounds real-data fits", logger
+    )
     return {"params": {k: p for k, p, _ in out}, "seconds": {k: s for k, _, s in out}}
 
 
@@ -279,7 +272,9 @@ def measure_synthetic(pools: dict, fitted: dict, data, train_params) -> pd.DataF
                 pool["X_test"], pool["Y_test"][:, : task["c_fit"]], cs,
             )
         )  # fmt: skip
-    out = _run_parallel(_measure_synthetic, jobs, train_params.n_jobs, "multilabel_bounds gaps")
+    out = run_parallel(
+        _measure_synthetic, jobs, train_params.n_jobs, "multilabel_bounds gaps", logger
+    )
     return pd.DataFrame([row for rows in out for row in rows])
 
 
@@ -394,8 +389,8 @@ def rademacher_study(pools: dict, data, model, rad, train_params, seed: int) -> 
                                 "loss": "identity", "n": int(n), "c": int(c)}  # fmt: skip
                         s = substream_seed(seed, "rademacher", "flat", kind, n, c)
                         jobs.append((head, x, y, "identity", kind, lam, model.rank, rad, s))
-    rows += _run_parallel(
-        _ascent_one, jobs, train_params.n_jobs, "multilabel_bounds Rademacher ascent"
+    rows += run_parallel(
+        _ascent_one, jobs, train_params.n_jobs, "multilabel_bounds Rademacher ascent", logger
     )
     for name in ("low_d", "high_d", "optimistic"):
         if name not in pools:
