@@ -82,3 +82,17 @@ def test_weighted_fit_with_identity_matches_unweighted():
     b = fit_sphere_weighted(Y, (0, 1), np.eye(3))
     assert b.loss == pytest.approx(a.loss, rel=1e-6)
     assert b.radius == pytest.approx(a.radius, rel=1e-6)
+
+
+def test_the_plane_limit_wins_on_exactly_flat_data():
+    """Collinear points in span(I): the best circle is the flat limit. Both Levenberg-Marquardt
+    starts stall at a small circle (loss about 4.3 here), so only the plane-limit candidate gives
+    the off-I loss alone."""
+    rng = np.random.default_rng(0)
+    Y = np.column_stack([rng.uniform(-1, 1, 50), np.zeros(50), 0.01 * rng.standard_normal(50)])
+    Y -= Y.mean(axis=0)
+    fit = fit_sphere_on_axes(Y, (0, 1))
+    _, r_far, val_far = plane_limit(Y[:, [0, 1]])
+    off_axes = float((Y[:, 2] ** 2).sum())
+    assert fit.radius == r_far and fit.loss == pytest.approx(off_axes + val_far, rel=1e-12)
+    assert fit.loss == pytest.approx(off_axes, rel=1e-4) and fit.loss < 0.1
