@@ -59,3 +59,14 @@ def test_unscorable_images_are_left_out_of_a_methods_measures():
     assert rows.loc["brisque_pretrained", "srcc"] == pytest.approx(0.5)  # ranks 1,3,2 vs 1,2,3
     assert np.isnan(rows.loc["brisque_pretrained", "rmse"])  # not on the MOS scale
     assert rows.loc["cpl", "srcc"] == pytest.approx(1.0)
+
+
+def test_nss_svr_standardises_the_features_first():
+    # standardised features: rescaling one feature column leaves the fitted predictions unchanged
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((60, 3))
+    mos = 50 + 20 * x[:, 0] - 10 * x[:, 1]
+    scaled = x * np.array([1000.0, 1.0, 0.01])
+    pred = baselines.fit_nss_svr(x, mos, 10.0, "scale").predict(x)
+    again = baselines.fit_nss_svr(scaled, mos, 10.0, "scale").predict(scaled)
+    assert np.allclose(pred, again, atol=1e-6)

@@ -137,6 +137,9 @@ def test_shipped_images_are_the_22_rgb_scenes():
     assert images["stereo_motorcycle"].shape == (500, 741, 3)
     assert images["camera"].shape == (512, 512, 3)
     assert np.array_equal(images["camera"][..., 0], images["camera"][..., 2])
+    import skimage.data
+
+    assert np.array_equal(images["stereo_motorcycle"], skimage.data.stereo_motorcycle()[0])
 
 
 def test_synthetic_set_uses_images_exactly_the_patch_size_and_every_distortion_count():
@@ -156,3 +159,50 @@ def test_crops_start_at_the_image_border_sometimes():
     img = (np.random.default_rng(0).random((40, 40, 3)) * 255).astype(np.uint8)
     tops = {data.random_crop(img, 30, (0.9, 1.0), np.random.default_rng(s))[2] for s in range(40)}
     assert 0 in tops
+
+
+def test_folder_loader_matches_label_paths_by_file_name_and_logs_the_source_name():
+    images = {f"img{i}.png": np.full((4, 4, 3), i, np.uint8) for i in range(20)}
+    names = [f"koniq/1024x768/img{i}.png" for i in range(20)]  # the label CSV may hold paths
+    labels = pd.DataFrame({"image": names, "mos": np.arange(20.0)})
+    arr, table = data.load_folder_set(images, labels, 20, 4)
+    assert list(table.columns) == ["image_id", "source", "mos"]
+    assert list(table["source"]) == [f"img{i}.png" for i in range(20)]
+    assert arr.shape == (20, 4, 4, 3) and arr[7, 0, 0, 0] == 7
+    with pytest.raises(ValueError, match="were found in the folder; check both catalog entries"):
+        data.load_folder_set(images, labels.iloc[:5], 20, 4)
+
+
+def test_the_test_share_follows_its_own_ratio_entry():
+    splits = data.make_splits(40, [1.0, 1.0, 2.0], 1, [np.random.default_rng(0)])
+    sizes = [len(splits[0][part]) for part in ("labeled", "unlabeled", "test")]
+    assert sizes == [10, 10, 20]
+
+
+def test_an_image_gets_distinct_distortions():
+    refs = {"a": (np.random.default_rng(2).random((40, 40, 3)) * 255).astype(np.uint8)}
+    kinds = ["blur", "contrast", "saturation"]
+    _, _, log = data.make_synthetic_set(
+        refs, 12, 16, (0.5, 1.0), kinds, (3, 3), np.random.default_rng(0)
+    )
+    assert all(sorted(s.split("+")) == kinds for s in log["distortions"])
+
+
+def test_an_unchanged_image_comes_back_exactly_as_its_pristine_crop():
+    # desaturating a grey image changes nothing: the distorted copy must equal the crop, so the crop
+    # reaches the distortions on [0, 1] and comes back on [0, 255]
+    grey = np.repeat(np.linspace(0, 255, 48)[None, :, None], 48, axis=0).repeat(3, axis=2)
+    refs = {"grey": grey.round().astype(np.uint8)}
+    pristine, distorted, _ = data.make_synthetic_set(
+        refs, 6, 24, (0.5, 1.0), ["saturation"], (1, 1), np.random.default_rng(0)
+    )
+    assert pristine.max() >= 200
+    assert np.array_equal(distorted, pristine)
+
+
+def test_an_image_of_exactly_the_patch_size_is_its_own_crop():
+    img = (np.random.default_rng(3).random((24, 24, 3)) * 255).astype(np.uint8)
+    for s in range(20):
+        crop, scale, top, left = data.random_crop(img, 24, (0.5, 1.0), np.random.default_rng(s))
+        assert (scale, top, left) == (1.0, 0, 0)
+        assert np.array_equal(crop, img)

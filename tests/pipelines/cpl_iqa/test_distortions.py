@@ -104,3 +104,10 @@ def test_brightness_is_clipped_at_white():
 
 def test_to_uint8_scales_by_255_and_clips_below_zero():
     assert d.to_uint8(np.array([0.6, -0.2, 1.0])).tolist() == [153, 0, 255]
+
+
+def test_each_distortion_needs_its_own_level():
+    with pytest.raises(ValueError):
+        d.apply_mixture(scene(), ["blur", "noise"], [0.5], np.random.default_rng(0))
+    with pytest.raises(ValueError):
+        d.apply_mixture(scene(), ["blur"], [0.5, 0.2], np.random.default_rng(0))

@@ -147,3 +147,27 @@ def test_the_second_scale_of_small_images():
         with np.errstate(all="ignore"):
             v = f.nss_features(img)
         assert v[20:40] == pytest.approx(f.scale_features(half))
+
+
+def test_the_anti_diagonal_product_pairs_each_coefficient_with_its_lower_left_neighbour():
+    m = np.arange(12.0).reshape(3, 4)
+    # m[i, j + 1] * m[i + 1, j]: 1*4, 2*5, 3*6 on the first row; 5*8, 6*9, 7*10 on the second
+    assert np.array_equal(f.paired_products(m)["d2"], [[4.0, 10.0, 18.0], [40.0, 54.0, 70.0]])
+
+
+def test_a_constant_reference_column_is_only_centred_and_a_small_sd_still_divides():
+    reference = np.array([[0.0, 5.0], [1.0, 5.0]])  # sds 0.5 and 0
+    assert np.allclose(f.standardise(np.array([[1.0, 8.0]]), reference), [[1.0, 3.0]])
+
+
+def test_the_vertical_product_pairs_each_coefficient_with_the_one_below():
+    m = np.arange(12.0).reshape(3, 4)
+    assert np.array_equal(
+        f.paired_products(m)["v"], [[0.0, 5.0, 12.0, 21.0], [32.0, 45.0, 60.0, 77.0]]
+    )
+
+
+def test_features_of_flat_grey_images_are_finite():
+    # on a flat image the local variance E[y^2] - E[y]^2 rounds to tiny negatives for some greys
+    for grey in (5, 10, 17, 128):
+        assert np.all(np.isfinite(f.nss_features(np.full((12, 12, 3), grey, np.uint8))))

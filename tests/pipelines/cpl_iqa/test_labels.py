@@ -86,3 +86,19 @@ def test_entropy_treats_zero_mass_as_zero_and_score_is_the_expectation():
     assert np.allclose(labels.entropy(p), [np.log(2), 0.0])
     assert np.allclose(labels.expected_score(p, 3), [1.5, 1.0])
     assert np.array_equal(labels.bin_centres(3), [1.0, 2.0, 3.0])
+
+
+def test_bin_centres_are_floats():
+    assert labels.bin_centres(4).dtype == np.float64
+
+
+def test_a_narrow_gaussian_label_is_normalised_on_every_row():
+    # sigma 0.01: the MOS half-way between two bins has all its logits far below zero
+    g = labels.gaussian_label(np.array([1.0, 1.5]), 3, 0.01)
+    assert np.allclose(g, [[1.0, 0.0, 0.0], [0.5, 0.5, 0.0]])
+
+
+def test_gaussian_label_by_hand_for_a_sigma_other_than_one():
+    g = labels.gaussian_label(np.array([3.0]), 5, 2.0)[0]
+    w = np.exp(-np.array([4.0, 1.0, 0.0, 1.0, 4.0]) / 8.0)  # (k - 3)^2 / (2 * 2^2)
+    assert np.allclose(g, w / w.sum())

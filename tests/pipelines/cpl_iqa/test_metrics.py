@@ -44,3 +44,20 @@ def test_logistic4_by_hand():
 
 def test_logistic4_with_a_zero_slope_is_a_step():
     assert m.logistic4(np.array([1.0, -1.0]), 10.0, 2.0, 0.0, 0.0).tolist() == [10.0, 2.0]
+
+
+def test_the_logistic_fit_recovers_a_logistic_mapping_of_scores_on_a_1_100_scale():
+    pred = np.linspace(40.0, 60.0, 30)
+    mos = m.logistic4(pred, 90.0, 10.0, 50.0, 3.0)
+    assert np.allclose(m.fit_logistic(pred, mos), mos, atol=1e-6)
+
+
+def test_correlations_of_a_pass_fail_prediction_or_label():
+    passed = np.array([True, False, True, False])
+    mos = np.array([3.0, 1.0, 2.0, 0.5])
+    as_float = passed.astype(float)
+    for measure, scipy_measure in ((m.plcc, stats.pearsonr), (m.srcc, stats.spearmanr),
+                                   (m.krcc, stats.kendalltau)):  # fmt: skip
+        expected = scipy_measure(as_float, mos).statistic
+        assert measure(passed, mos) == pytest.approx(expected)
+        assert measure(mos, passed) == pytest.approx(expected)

@@ -130,3 +130,27 @@ def test_cg_tolerance_is_passed_on():
     dense = np.linalg.solve(np.eye(10) - 0.99 * w_n.toarray(), y)
     loose = lp.diffuse(w_n, y, 0.99, iters=500, tol=0.5)
     assert np.abs(loose - dense).max() > 1e-3
+
+
+def test_diffusion_of_integer_seed_labels_by_hand():
+    # two nodes joined by one edge: (I - 0.5 W) z = (1, 0) gives z = (4/3, 2/3)
+    w_n = sp.csr_matrix(np.array([[0.0, 1.0], [1.0, 0.0]]))
+    z = lp.diffuse(w_n, np.array([[1], [0]]), 0.5, iters=50, tol=1e-12)
+    assert z.dtype == np.float64
+    assert np.allclose(z, [[4.0 / 3.0], [2.0 / 3.0]])
+
+
+def test_l2_normalise_scales_short_rows_up():
+    assert np.allclose(lp.l2_normalise(np.array([[0.3, 0.4], [0.0, 0.5]])), [[0.6, 0.8], [0, 1]])
+
+
+def test_scale_by_max_of_no_unlabelled_image():
+    assert lp.scale_by_max(np.zeros(0)).shape == (0,)
+
+
+def test_the_isolation_warning_counts_the_images(caplog):
+    feats = np.array([[1.0, 0.0], [0.9, 0.1], [0.8, 0.2], [-1.0, -0.05]])
+    with caplog.at_level(logging.WARNING):
+        lp.propagate_labels(feats, np.array([[0.0, 1.0]]), 1, k=1, gamma=0.9, power=3.0,
+                            iters=20, tol=1e-8)  # fmt: skip
+    assert "label propagation: 1 unlabelled image(s) received no label mass" in caplog.text

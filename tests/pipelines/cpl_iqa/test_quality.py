@@ -103,3 +103,27 @@ def test_simulated_ratings_are_quality_plus_noise():
     mos, _ = quality.simulate_study(q, 3, 2.0, np.random.default_rng(9))
     noise = np.random.default_rng(9).standard_normal((2, 3))
     assert np.allclose(mos, np.clip(q[:, None] + 2.0 * noise, 1, 100).mean(axis=1))
+
+
+def test_ratings_are_clipped_at_both_ends_of_the_scale():
+    q = np.array([2.0, 99.0])
+    mos, sd = quality.simulate_study(q, 50, 5.0, np.random.default_rng(4))
+    noise = np.random.default_rng(4).standard_normal((2, 50))
+    ratings = np.clip(q[:, None] + 5.0 * noise, 1.0, 100.0)
+    assert np.allclose(mos, ratings.mean(axis=1)) and np.allclose(sd, ratings.std(axis=1))
+    assert ratings.min() == 1.0 and ratings.max() == 100.0  # both ends are reached here
+
+
+def test_ssim_matches_a_direct_gaussian_window_computation():
+    from scipy.ndimage import gaussian_filter
+
+    rng = np.random.default_rng(0)
+    ref = rng.random((24, 24, 3))
+    dis = np.clip(ref + 0.2 * rng.standard_normal(ref.shape), 0, 1)
+    x, y = distortions.luminance(ref), distortions.luminance(dis)
+    window = lambda z: gaussian_filter(z, 1.5, truncate=3.5)  # noqa: E731  (11 x 11, sigma 1.5)
+    ux, uy = window(x), window(y)
+    vx, vy, vxy = window(x * x) - ux**2, window(y * y) - uy**2, window(x * y) - ux * uy
+    c1, c2 = 0.01**2, 0.03**2  # (K L)^2 with K = 0.01, 0.03 and L = 1
+    s = (2 * ux * uy + c1) * (2 * vxy + c2) / ((ux**2 + uy**2 + c1) * (vx + vy + c2))
+    assert quality.ssim(ref, dis) == pytest.approx(float(s[5:-5, 5:-5].mean()), rel=1e-9)

@@ -278,3 +278,118 @@ def test_pseudo_label_quality_by_hand():
     assert out["mean_raw_confidence"] == pytest.approx(0.45)
     assert out["confidence_error_srcc"] == pytest.approx(1.0)  # larger weight, smaller error
     assert out["isolated"] == 1
+
+
+def test_labeled_batches_are_consecutive_slices_of_fresh_permutations_from_the_generator():
+    g = torch.Generator().manual_seed(7)
+    perms = [torch.randperm(6, generator=g) for _ in range(3)]
+    torch.manual_seed(123)  # the global stream must not matter
+    batches = tr.labeled_batches(6, 3, 6, torch.Generator().manual_seed(7))
+    expected = [p[s : s + 3] for p in perms for s in (0, 3)]
+    assert [b.tolist() for b in batches] == [e.tolist() for e in expected]
+
+
+def test_mixed_epoch_returns_the_mean_of_its_step_losses(monkeypatch):
+    seen = []
+    original = tr.cpl_loss
+
+    def spy(*args):
+        loss = original(*args)
+        seen.append(float(loss))
+        return loss
+
+    monkeypatch.setattr(tr, "cpl_loss", spy)
+    x, v, _ = tiny_problem(n=30)
+    vt = torch.as_tensor(v, dtype=torch.float32)
+    torch.manual_seed(0)
+    model = net.build_network("feature_mlp", 8, 5, [], [16], 3)
+    opt = torch.optim.SGD(model.parameters(), lr=0.5)
+    got = tr.train_mixed_epoch(
+        model, opt, x[:10], vt[:10], x[10:], vt[10:], torch.ones(20), 4, 8, 3,
+        torch.Generator().manual_seed(0), "cpu",
+    )  # fmt: skip
+    assert len(seen) == 3 and len(set(seen)) == 3  # the steps train: each loss differs
+    assert got == pytest.approx(sum(seen) / 3)
+
+
+def test_stage1_trains_on_the_given_device():
+    # the meta device has no data: the model must be moved there or the forward pass fails
+    x, v, _ = tiny_problem(n=8)
+    model = net.build_network("feature_mlp", 4, 5, [], [6], 3)
+    vt = torch.as_tensor(v, dtype=torch.float32)
+    tr.train_supervised(model, x, vt, 1, 1e-2, 0.0, 4, torch.Generator().manual_seed(0), "meta")
+    assert all(p.device.type == "meta" for p in model.parameters())
+
+
+def test_stage2_modes_use_the_unlabelled_images_as_their_names_say():
+    x, v, score = tiny_problem(n=60)
+
+    def trained(mode, x_u, oracle_u=None, confidence="entropy"):
+        torch.manual_seed(0)
+        model = net.build_network("feature_mlp", 8, 5, [], [16], 3)
+        stage2 = Stage2Params(
+            rounds=1, epochs_per_round=1, knn_k=5, lr=1e-2, batch_labeled=8, batch_unlabeled=16
+        )
+        import time
+
+        started = time.perf_counter()
+        model, log = tr.run_stage2(
+            model, x[:20], v[:20], x_u, tr.Stage2Setting(mode, 0.9, confidence), stage2, 5,
+            score[20:], torch.Generator().manual_seed(0), "cpu", oracle_u=oracle_u,
+        )  # fmt: skip
+        wall = time.perf_counter() - started
+        assert 0.0 <= log[0]["lp_seconds"] <= wall and 0.0 <= log[0]["train_seconds"] <= wall
+        return model.head.weight.detach().clone()
+
+    supervised = trained("supervised", x[20:])
+    # the supervised control never trains on the unlabelled images (only their number sets the steps)
+    assert torch.equal(supervised, trained("supervised", 3 * x[20:]))
+    cpl = trained("cpl", x[20:])
+    assert not torch.allclose(cpl, supervised)
+    assert not torch.allclose(trained("cpl", x[20:], confidence="none"), cpl)  # unit weights
+    oracle = trained("oracle", x[20:], v[20:])
+    assert not torch.allclose(oracle, supervised)
+    assert not torch.allclose(oracle, trained("oracle", x[20:], v[20:][:, ::-1].copy()))
+
+
+def test_propagation_runs_on_the_embeddings_with_the_stage2_settings():
+    from paper_pipelines.pipelines.cpl_iqa.propagation import propagate_labels
+
+    x, v, _ = tiny_problem(n=30)
+    torch.manual_seed(0)
+    model = net.build_network("feature_mlp", 8, 5, [], [16], 3)
+    stage2 = Stage2Params(knn_k=4, cg_iters=1, cg_tol=1e-12, affinity_power=2.0)
+    got = tr._propagate(model, x[:10], x[10:], v[:10], stage2, 0.99, "cpu", None)
+    feats = np.concatenate([tr.embed(model, x[:10], "cpu"), tr.embed(model, x[10:], "cpu")])
+    want = propagate_labels(feats, v[:10], 10, 4, 0.99, 2.0, 1, 1e-12)
+    assert np.array_equal(got.labels, want.labels) and np.array_equal(got.weights, want.weights)
+    converged = propagate_labels(feats, v[:10], 10, 4, 0.99, 2.0, 500, 1e-12)
+    assert not np.allclose(got.labels, converged.labels)  # one CG iteration: the cap was used
+
+
+def test_pseudo_label_quality_when_no_image_was_reached():
+    from paper_pipelines.pipelines.cpl_iqa.propagation import Propagation
+
+    prop = Propagation(np.zeros((2, 3)), np.zeros(2), np.zeros(2), 2)
+    out = tr._pseudo_label_quality(prop, 3, np.array([1.0, 2.0]))
+    assert out["pseudo_srcc"] == 0.0 and np.isnan(out["pseudo_mae"])
+    assert out["confidence_error_srcc"] == 0.0 and out["isolated"] == 2
+
+
+def test_stage2_takes_enough_steps_per_epoch_to_see_every_unlabelled_image(monkeypatch):
+    seen = []
+    original = tr.train_mixed_epoch
+
+    def spy(*args):
+        seen.append(args[9])
+        return original(*args)
+
+    monkeypatch.setattr(tr, "train_mixed_epoch", spy)
+    x, v, score = tiny_problem(n=60)
+    model = net.build_network("feature_mlp", 8, 5, [], [16], 3)
+    stage2 = Stage2Params(rounds=1, epochs_per_round=2, knn_k=5, batch_unlabeled=16)
+    tr.run_stage2(
+        model, x[:20], v[:20], x[20:], tr.Stage2Setting("supervised", 0.9, "none"), stage2, 5,
+        score[20:], torch.Generator().manual_seed(0), "cpu",
+    )  # fmt: skip
+    assert seen == [3, 3]  # ceil(40 / 16)
