@@ -28,10 +28,20 @@ def test_fedavg_refuses_a_weight_per_client_mismatch():
         fedavg([torch.ones(2), torch.ones(2)], torch.tensor([1.0]))
 
 
+def test_plan_clients_refuses_a_pool_per_domain_mismatch():
+    pools, rng = [np.arange(0, 10), np.arange(10, 20)], np.random.default_rng(0)
+    with pytest.raises(ValueError):  # a domain without a pool is an error, not a dropped client
+        data.plan_clients(np.arange(20) % 10, pools, ["photo", "sketch", "texture"], 0.8, 0.0, rng)
+
+
 def test_mean_and_std_are_taken_in_double_precision():
     values = np.array([0.1, 0.2, 0.7], np.float32)
     exact = values.astype(np.float64)
     assert measures.mean_and_std(values) == (float(exact.mean()), float(exact.std()))
+
+
+def test_mean_and_std_of_one_value():
+    assert measures.mean_and_std(np.array([0.7])) == (0.7, 0.0)
 
 
 def test_clip_logits_normalise_each_feature_row():
@@ -85,6 +95,25 @@ def test_openai_clip_text_pads_with_zeros():
 
     text = towers.OpenAIClipText(Clip(), lambda s: [3], sot_id=8, eot_id=9)
     assert (text.bos_id, text.eos_id, text.pad_id) == (8, 9, 0)  # OpenAI's tokenize pads with 0
+
+
+def test_openai_clip_text_runs_in_the_dtype_of_its_weights():
+    class Clip(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.token_embedding = torch.nn.Embedding(10, 4)
+            self.positional_embedding = torch.nn.Parameter(torch.arange(24.0).reshape(6, 4) / 10)
+            self.transformer = torch.nn.Identity()
+            self.ln_final = torch.nn.LayerNorm(4)
+            self.text_projection = torch.nn.Parameter(torch.eye(4)[:, :3])
+
+    clip = Clip().to(torch.bfloat16)
+    text = towers.OpenAIClipText(clip, lambda s: [3], sot_id=8, eot_id=9)
+    ids = torch.tensor([[8, 3, 9, 0, 0, 0]])
+    soft = text.embed(ids).float()  # context vectors are trained in float32
+    out = text(soft, torch.ones_like(ids), torch.tensor([2]))
+    want = clip.ln_final(soft.to(torch.bfloat16) + clip.positional_embedding)[0, 2]
+    assert out.dtype == torch.bfloat16 and torch.equal(out[0], want @ clip.text_projection)
 
 
 def test_image_tower_keeps_the_size_in_each_block_and_halves_it_between_blocks():

@@ -86,6 +86,27 @@ def test_to_uint8_chw_clips_then_rounds_to_bytes():
     assert np.allclose(data.as_float(out)[0, :, 0, 0], [0.0, 0.2, 1.0])
 
 
+def test_random_crop_is_a_square_of_two_to_six_sizes_inside_the_image(monkeypatch):
+    image = (np.arange(30)[:, None] * 100 + np.arange(30)[None, :]).astype(np.float32)  # 100 r + c
+    crops = []
+
+    def keep(crop, *args, **kwargs):
+        crops.append(crop[..., 0])
+        return resize(crop, *args, **kwargs)
+
+    monkeypatch.setattr(data, "resize", keep)
+    for seed in range(200):
+        assert data.random_crop(image, 4, np.random.default_rng(seed)).shape == (4, 4, 1)
+    sides = set()
+    for crop in crops:
+        top, left = divmod(int(crop[0, 0]), 100)
+        side = crop.shape[0]
+        assert crop.shape == (side, side)  # square, so wholly inside the 30 x 30 image
+        assert np.array_equal(crop, image[top : top + side, left : left + side])
+        sides.add(side)
+    assert sides == set(range(8, 25))  # 2 to 6 output sizes wide, each one drawn
+
+
 # ---------------------------------------------------------------- the source domain
 def _source_by_hand(glyph, size, seed, gradient, transposed, blurred):
     rng = np.random.default_rng(seed)
