@@ -127,3 +127,8 @@ def test_ssim_matches_a_direct_gaussian_window_computation():
     c1, c2 = 0.01**2, 0.03**2  # (K L)^2 with K = 0.01, 0.03 and L = 1
     s = (2 * ux * uy + c1) * (2 * vxy + c2) / ((ux**2 + uy**2 + c1) * (vx + vy + c2))
     assert quality.ssim(ref, dis) == pytest.approx(float(s[5:-5, 5:-5].mean()), rel=1e-9)
+
+
+def test_a_missing_mos_in_an_object_column_counts_as_nan():
+    with pytest.raises(ValueError, match="x: MOS has 1 NaN/inf value"):
+        quality.check_mos(np.array([1.0, None, 2.0], dtype=object), "x")
