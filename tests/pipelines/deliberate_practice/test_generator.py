@@ -1,5 +1,9 @@
 """The class-conditional DDPM: schedules (the spec's pitfall), label dropout, loss, denoisers, backends."""
 
+import copy
+import io
+import logging
+
 import numpy as np
 import pytest
 import torch
@@ -130,3 +134,126 @@ def test_pixel_generator_conditions_on_labels_with_a_null_label():
     x = torch.randn(2, 1, 2, 2)
     assert torch.equal(pixel.decode(x), x)
     assert not any(p.requires_grad for p in net.parameters())
+
+
+def test_randomness_comes_from_the_given_generator_only():
+    """drop_labels, ddpm_loss and train_ddpm repeat exactly from their seed, whatever torch's global seed."""
+    labels = torch.arange(10).repeat(10)
+    scheduler = gen.train_scheduler(20, "squaredcos_cap_v2")
+    zero = lambda x, t, c: torch.zeros_like(x)  # noqa: E731
+    x0 = torch.zeros(16, 1, 2, 2)
+    runs = []
+    for global_seed in (0, 1):
+        torch.manual_seed(global_seed)
+        dropped = gen.drop_labels(labels, 0.5, 10, torch.Generator().manual_seed(3))
+        loss = gen.ddpm_loss(zero, scheduler, x0, labels[:16], torch.Generator().manual_seed(3))
+        runs.append((dropped, float(loss)))
+    assert torch.equal(runs[0][0], runs[1][0]) and runs[0][1] == runs[1][1]
+
+    x = np.zeros((4, 1, 2, 2), np.float32)
+    y = np.array([0, 1, 0, 1])
+    net = gen.ResidualMLPDenoiser((1, 2, 2), num_classes=2, width=8, blocks=1)
+    losses = []
+    for global_seed in (0, 1):
+        model = copy.deepcopy(net)
+        torch.manual_seed(global_seed)
+        losses.append(gen.train_ddpm(model, scheduler, x, y, 3, 2, 1e-3, 0.5, seed=5))
+    assert losses[0] == losses[1]
+
+
+class LabelSpy(torch.nn.Module):
+    """Records the labels of every batch (label i is sample i); eps_theta = w x_t."""
+
+    num_classes = 4
+
+    def __init__(self):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.zeros(()))
+        self.seen = []
+
+    def forward(self, x_t, t, labels):
+        self.seen.append(labels.clone())
+        return self.w * x_t
+
+
+def test_train_ddpm_batches_are_drawn_from_the_whole_set():
+    x, y = np.zeros((4, 1, 1, 1), np.float32), np.arange(4)
+    spy = LabelSpy()
+    scheduler = gen.train_scheduler(10, "squaredcos_cap_v2")
+    gen.train_ddpm(spy, scheduler, x, y, steps=30, batch=2, lr=1e-3, label_dropout=0.0, seed=0)
+    assert len(spy.seen) == 30 and all(len(b) == 2 for b in spy.seen)
+    assert set(torch.cat(spy.seen).tolist()) == {0, 1, 2, 3}
+    spy = LabelSpy()
+    gen.train_ddpm(spy, scheduler, x, y, steps=2, batch=10, lr=1e-3, label_dropout=0.0, seed=0)
+    assert all(len(b) == 4 for b in spy.seen)  # a batch larger than the set: the set's size
+
+
+def _silu(z):
+    return z / (1 + np.exp(-z))
+
+
+def test_residual_block_by_hand_with_identity_layers():
+    block = gen.ResidualBlock(4)
+    with torch.no_grad():
+        for fc in (block.fc1, block.fc2):
+            fc.weight.copy_(torch.eye(4))
+            fc.bias.zero_()
+    h = np.array([[1.0, -1.0, 1.0, -1.0]])  # layer norm: mean 0, variance 1, so itself
+    emb = np.array([[0.5, 0.5, -0.5, -0.5]])
+    expected = h + _silu(_silu(h / np.sqrt(1 + 1e-5) + emb))
+    out = block(torch.tensor(h, dtype=torch.float32), torch.tensor(emb, dtype=torch.float32))
+    assert np.allclose(out.detach().numpy(), expected, atol=1e-5)
+
+
+def test_residual_mlp_denoiser_scalar_timestep_with_several_channels():
+    torch.manual_seed(0)
+    net = gen.ResidualMLPDenoiser((3, 2, 2), num_classes=2, width=8, blocks=1)
+    x, labels = torch.randn(5, 3, 2, 2), torch.tensor([0, 1, 2, 0, 1])
+    assert torch.allclose(net(x, torch.tensor(4), labels), net(x, torch.full((5,), 4), labels))
+
+
+def test_pixel_generator_eps_is_the_denoiser():
+    torch.manual_seed(0)
+    net = gen.ResidualMLPDenoiser((1, 2, 2), num_classes=3, width=8, blocks=1)
+    pixel = gen.PixelGenerator(net, gen.train_scheduler(10, "squaredcos_cap_v2").config)
+    x, t, cond = torch.randn(2, 1, 2, 2), torch.tensor([3, 7]), torch.tensor([0, 3])
+    assert torch.equal(pixel.eps(x, t, cond), net(x, t, cond))
+
+
+def test_residual_mlp_denoiser_recomputed_from_its_weights():
+    """inp -> blocks (each fed time MLP(sinusoid) + label embedding) -> LayerNorm, SiLU, Linear."""
+    F = torch.nn.functional
+    torch.manual_seed(0)
+    net = gen.ResidualMLPDenoiser((1, 2, 2), num_classes=2, width=8, blocks=2)
+    with torch.no_grad():
+        for p in net.parameters():
+            p.add_(0.1 * torch.randn_like(p))  # LayerNorm weights off 1 and biases off 0
+    p = dict(net.named_parameters())
+    x, t, labels = torch.randn(3, 1, 2, 2), torch.tensor([1, 20, 40]), torch.tensor([0, 1, 2])
+
+    def linear(h, name):
+        return F.linear(h, p[f"{name}.weight"], p[f"{name}.bias"])
+
+    def norm(h, name):
+        return F.layer_norm(h, (8,), p[f"{name}.weight"], p[f"{name}.bias"])
+
+    with torch.no_grad():
+        temb = linear(F.silu(linear(gen.timestep_embedding(t, 8), "time.0")), "time.2")
+        emb = temb + p["label.weight"][labels]
+        h = linear(x.flatten(1), "inp")
+        for k in range(2):
+            z = linear(F.silu(norm(h, f"blocks.{k}.norm") + emb), f"blocks.{k}.fc1")
+            h = h + linear(F.silu(z), f"blocks.{k}.fc2")
+        expected = linear(F.silu(norm(h, "out.0")), "out.2").view(3, 1, 2, 2)
+        assert torch.allclose(net(x, t, labels), expected, atol=1e-5)
+
+
+def test_train_ddpm_logs_its_progress(caplog, monkeypatch):
+    monkeypatch.setattr("sys.stderr", io.StringIO())  # not a terminal: progress goes to the log
+    net = gen.ResidualMLPDenoiser((1, 1, 1), num_classes=2, width=4, blocks=1)
+    scheduler = gen.train_scheduler(10, "squaredcos_cap_v2")
+    x, y = np.zeros((2, 1, 1, 1), np.float32), np.array([0, 1])
+    with caplog.at_level(logging.INFO, logger=gen.__name__):
+        gen.train_ddpm(net, scheduler, x, y, steps=2, batch=2, lr=1e-3, label_dropout=0.0, seed=0)
+    lines = [r.getMessage() for r in caplog.records if r.name == gen.__name__]
+    assert lines[-1].startswith("train DDPM generator: 2 done in ")

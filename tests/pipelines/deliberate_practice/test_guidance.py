@@ -229,3 +229,42 @@ def test_eta_zero_is_the_default_and_eta_one_adds_noise():
     g = torch.Generator().manual_seed(0)
     noisy = guidance.sample(gen, labels, noise, steps=4, cfg_scale=1.0, eta=1.0, step_generator=g)
     assert not torch.allclose(noisy, ddim)
+
+
+class FlatDrift(Drift):
+    """eps = 0 on 3-pixel samples: the guidance gradient is the learner's, through x0_hat = x_t / sqrt(abar)."""
+
+    def __init__(self):
+        super().__init__(torch.zeros(3, 1, 3), _point_mass().alphas)
+
+
+def _linear_learner():
+    w = torch.randn((3, 3), generator=torch.Generator().manual_seed(0)) * 3
+    return lambda img: img.flatten(1) @ w
+
+
+def test_guided_sampling_uses_the_asked_criterion_blend_and_image_mode():
+    gen, labels, learner = FlatDrift(), np.array([0, 1]), _linear_learner()
+    noise = torch.randn((2, 1, 3), generator=torch.Generator().manual_seed(1)) * 0.5
+
+    def guided(**options):
+        return guidance.sample(
+            gen, labels, noise, steps=3, cfg_scale=1.0, learner=learner, omega=0.3, **options
+        )
+
+    base = guided()
+    assert torch.equal(base, guided(criterion="entropy", blend="x0", image="clamp"))
+    for options in ({"criterion": "loss"}, {"blend": "official"}, {"image": "minmax"}):
+        assert not torch.allclose(guided(**options), base), options
+
+
+def test_guided_sampling_runs_on_the_noise_device():
+    """Labels, alphas and the loss target follow the noise (meta tensors stand in for an accelerator)."""
+    gen, labels = FlatDrift(), np.array([0, 1])
+    noise = torch.zeros((2, 1, 3), device="meta")
+    for criterion in ("entropy", "loss"):
+        out = guidance.sample(
+            gen, labels, noise, steps=2, cfg_scale=1.0, learner=_linear_learner(), omega=0.3,
+            criterion=criterion,
+        )  # fmt: skip
+        assert out.device.type == "meta" and out.shape == (2, 1, 3)

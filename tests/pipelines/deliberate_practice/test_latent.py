@@ -1,5 +1,7 @@
 """The paper-scale backend (a Stable-Diffusion-class latent model) on tiny random diffusers modules."""
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 import torch
@@ -57,3 +59,80 @@ def test_guided_latent_sampling_runs_through_the_vae_and_the_learner():
     assert plain.abs().max() <= 1 and not torch.allclose(plain, guided)
     with pytest.raises(ValueError):
         gen.make_denoiser("pretrained", (4, 4, 4), 2, 8, 1, [8])
+
+
+class RecordingTokenizer(StubTokenizer):
+    def __init__(self):
+        self.prompts = []
+
+    def __call__(self, prompts, **kwargs):
+        self.prompts.append(list(prompts))
+        return super().__call__(prompts, **kwargs)
+
+
+class FakeUNet(torch.nn.Module):
+    """eps = x + the mean of the text states, so the conditioning shows in the output."""
+
+    config = SimpleNamespace(in_channels=4)
+
+    def __init__(self):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.ones(()))
+        self.timesteps = []
+
+    def forward(self, x, t, encoder_hidden_states):
+        self.timesteps.append(t)
+        return SimpleNamespace(sample=x + encoder_hidden_states.mean())
+
+
+class FakeVAE(torch.nn.Module):
+    """Three levels (spatial factor 4), scaling factor 0.5; decodes channel 0 as a grey image."""
+
+    config = SimpleNamespace(block_out_channels=(4, 8, 16), scaling_factor=0.5)
+
+    def __init__(self):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.ones(()))
+
+    def decode(self, z):
+        return SimpleNamespace(sample=z[:, :1])
+
+
+def test_latent_generator_prompts_null_prompt_latent_size_and_frozen_modules():
+    tokenizer, encoder = RecordingTokenizer(), StubTextEncoder()
+    comps = {"unet": FakeUNet(), "vae": FakeVAE(), "text_encoder": encoder,
+             "tokenizer": tokenizer, "scheduler_config": {"num_train_timesteps": 10}}  # fmt: skip
+    g = gen.latent_generator(
+        comps, ["tench", "golden_retriever"], "a photo of a {}", image_size=5, resolution=10
+    )
+    prompts = ["a photo of a tench", "a photo of a golden retriever"]
+    assert tokenizer.prompts == [prompts, [""]]
+    assert torch.equal(g.class_embeddings, gen.encode_prompts(encoder, StubTokenizer(), prompts))
+    assert torch.equal(g.null_embedding, gen.encode_prompts(encoder, StubTokenizer(), [""]))
+    assert g.shape == (4, 3, 3)  # ceil(10 px / factor 4)
+    assert g.num_classes == 2 and g.image_size == 5
+    assert g.scheduler_config == {"num_train_timesteps": 10}
+    for module in (g.unet, g.vae):
+        assert not module.training and not any(p.requires_grad for p in module.parameters())
+    cond = g.condition(np.array([1, 0, 1]))
+    assert torch.equal(cond, g.class_embeddings[[1, 0, 1]])
+    null = g.null(cond)
+    assert null.shape == cond.shape and all(torch.equal(n, g.null_embedding[0]) for n in null)
+    x = torch.zeros(3, 4, 3, 3)
+    t = torch.tensor(7)
+    assert torch.allclose(g.eps(x, t, cond), torch.full_like(x, float(cond.mean())))
+    assert g.unet.timesteps == [t]
+
+
+def test_latent_decode_unscales_and_resizes_bilinearly():
+    emb = torch.zeros(2, 4, 8)
+    g = gen.LatentTextGenerator(
+        FakeUNet(), FakeVAE(), emb, emb[:1], {}, latent_size=2, image_size=4
+    )
+    x = torch.zeros(1, 4, 2, 2)
+    x[0, 0] = torch.tensor([[-0.5, 0.5], [-0.5, 0.5]])  # / scaling factor 0.5 -> [-1, 1] rows
+    assert torch.allclose(g.decode(x)[0, 0], torch.tensor([[-1.0, -0.5, 0.5, 1.0]] * 4))
+    same = gen.LatentTextGenerator(
+        FakeUNet(), FakeVAE(), emb, emb[:1], {}, latent_size=2, image_size=2
+    )
+    assert torch.equal(same.decode(x), 2 * x[:, :1])

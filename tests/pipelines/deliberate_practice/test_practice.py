@@ -1,5 +1,8 @@
 """The DP loop: plateau rule, sample budget, rounds, and the pool's bookkeeping (scripted learners)."""
 
+import io
+import logging
+
 import numpy as np
 import pytest
 
@@ -115,3 +118,40 @@ def test_records_carry_pool_size_and_accuracies(n0):
         records[0]
     )
     assert records[0]["pool_size"] == n0
+
+
+def test_evaluate_judges_the_trainer_after_each_interval():
+    trainer = FakeTrainer()
+    seen = []
+
+    def generate(n, offset, round_, current):
+        return np.zeros((n, 1, 2, 2), np.float32), np.zeros(n, np.int64), np.zeros(n)
+
+    def evaluate(current):
+        seen.append((current is trainer, current.iterations))
+        return {"val_acc": 0.1 * len(seen)}
+
+    practice.deliberate_practice(trainer, generate, evaluate, 4, 2, 50, 2, 120, 10)
+    assert seen == [(True, 50), (True, 100), (True, 120)]
+
+
+def test_pool_stores_rounds_as_int64_and_entropies_as_float32():
+    pool = practice.Pool()
+    pool.add(np.zeros((2, 1)), np.array([0, 1]), np.int32(2), np.array([0.25, 0.5]))
+    arrays = pool.arrays()
+    assert arrays["round"].dtype == np.int64 and arrays["round"].tolist() == [2, 2]
+    assert arrays["entropy_at_generation"].dtype == np.float32
+
+
+def test_a_last_round_of_one_sample_is_generated():
+    _, calls, pool, _ = _run([0.5] * 4, max_iters=200, max_samples=21)
+    assert [c[:3] for c in calls] == [(20, 0, 0), (1, 20, 1)] and len(pool) == 21
+
+
+def test_loop_logs_its_progress_and_each_round(caplog, monkeypatch):
+    monkeypatch.setattr("sys.stderr", io.StringIO())  # not a terminal: progress goes to the log
+    with caplog.at_level(logging.INFO, logger=practice.__name__):
+        _run([0.5] * 4, max_iters=200, max_samples=30)
+    lines = [r.getMessage() for r in caplog.records if r.name == practice.__name__]
+    assert "plateau at iteration 150: round 1 added 10 guided samples (pool 30)" in lines
+    assert lines[-1].startswith("deliberate practice: 4 done in ")
