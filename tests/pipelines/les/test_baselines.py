@@ -113,3 +113,42 @@ def test_run_summary_counts_invalid_and_uniques_valid():
     assert metrics.run_summary(none_valid, -7.0)["best"] == -7.0
     assert metrics.run_summary(none_valid, -7.0)["top10"] == -7.0
     assert metrics.run_summary(none_valid, -7.0)["valid_frac"] == 0.0
+
+
+def test_likelihood_normalises_over_the_vocabulary_not_the_positions():
+    # L = 3 positions over V = 2 tokens: s = (1/4, 3/4), (1/2, 1/2), (e / (1 + e), 1 / (1 + e))
+    decoder = Fixed([[0.0, math.log(3.0)], [0.0, 0.0], [1.0, 0.0]])
+    value = baselines.likelihood(decoder, torch.zeros(1, 1))
+    expected = math.log(0.75) + math.log(0.5) + math.log(math.e / (1 + math.e))
+    assert value.shape == (1,) and value.item() == pytest.approx(expected)
+
+
+def test_train_distance_uses_the_three_nearest_by_default():
+    encoded = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 2.0], [10.0, 10.0]])
+    value = baselines.train_distance(np.array([[0.0, 0.0]]), encoded)
+    assert value[0] == pytest.approx(-(0 + 1 + 2) / 3)
+
+
+def test_validity_auroc_reads_object_columns_as_flags_and_floats():
+    # e.g. pandas columns of Python objects: bools as flags, None as a missing (NaN) score
+    valid = np.array([True, True, False, False], dtype=object)
+    assert metrics.validity_auroc(valid, np.array([4.0, 3.0, 2.0, 1.0])) == 1.0
+    score = np.array([4.0, 3.0, None, 1.0], dtype=object)
+    assert metrics.validity_auroc(np.array([True, True, False, False]), score) == 1.0
+
+
+def test_run_summary_of_an_empty_run():
+    empty = pd.DataFrame(
+        {
+            "expression": pd.Series([], dtype=str),
+            "valid": pd.Series([], dtype=bool),
+            "objective": pd.Series([], dtype=float),
+        }
+    )
+    summary = metrics.run_summary(empty, worst=-7.0)
+    assert math.isnan(summary["valid_frac"])
+    assert {k: summary[k] for k in ("n_unique_valid", "best", "top10")} == {
+        "n_unique_valid": 0.0,
+        "best": -7.0,
+        "top10": -7.0,
+    }

@@ -118,3 +118,47 @@ def test_objective_is_minus_log_one_plus_capped_mse():
     )
     with pytest.raises(SyntaxError):
         objective.objective("x+")
+
+
+class CountingRng:
+    """A generator that counts its calls (one per derivation)."""
+
+    def __init__(self, seed):
+        self.rng, self.calls = np.random.default_rng(seed), 0
+
+    def random(self, n):
+        self.calls += 1
+        return self.rng.random(n)
+
+
+def test_the_sampler_gives_up_after_max_tries_draws_per_expression():
+    rng = CountingRng(0)
+    with pytest.raises(ValueError, match=r"only 4 distinct expressions after 100 draws"):
+        grammar.sample_expressions(5, 2, 19, rng, max_tries=20)
+    assert rng.calls == 100
+    # by default 200 draws per wanted expression
+    rng = CountingRng(0)
+    with pytest.raises(ValueError, match=r"after 1000 draws; lower les\.data\.n \(got 5\)"):
+        grammar.sample_expressions(5, 2, 19, rng)
+    assert rng.calls == 1000
+
+
+def test_expressions_of_exactly_max_len_are_kept():
+    assert sorted(grammar.sample_expressions(4, 2, 1, np.random.default_rng(0))) == list("123x")
+    three = grammar.sample_expressions(30, 8, 3, np.random.default_rng(0))
+    assert max(len(e) for e in three) == 3
+
+
+def test_refusals_say_how_to_fix_the_input():
+    with pytest.raises(ValueError, match="; remove the expression or fix the input$"):
+        grammar.tokenize(["x-1"])
+    with pytest.raises(SyntaxError, match=r"^expected '\)' at 5 in 'sin\(x'$"):
+        grammar.parse("sin(x")
+    with pytest.raises(SyntaxError, match=r"^expected a term at 2 in 'x\+'$"):
+        grammar.parse("x+")
+
+
+def test_an_unknown_operator_is_refused():
+    for op in ("X", "pow"):
+        with pytest.raises(ValueError, match=f"unknown operator '{op}'"):
+            objective.evaluate(Node(op))

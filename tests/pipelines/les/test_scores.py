@@ -213,3 +213,24 @@ def test_les_with_the_exact_method_uses_the_exact_slope():
     assert torch.allclose(scores.les(decoder, z, method="exact").values, exact, atol=1e-12, rtol=0)
     fd = scores.les(decoder, z, fd_eps=1e-2).values
     assert not torch.allclose(fd, exact, atol=1e-9, rtol=0)
+
+
+def test_les_uses_forward_differences_of_1e4_by_default():
+    decoder = Small().eval()
+    z = torch.tensor([[0.3, -0.1, 0.2]], dtype=torch.float64)
+    default = scores.les(decoder, z).values
+    assert torch.equal(default, scores.les(decoder, z, fd_eps=1e-4, method="fd").values)
+    exact = scores.les(decoder, z, method="exact").values
+    assert torch.allclose(default, exact, atol=1e-3, rtol=0)
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")
+def test_the_reference_is_stable_for_large_logits():
+    # a shift of every logit by 360 leaves the softmax alone and makes the normaliser row vanish
+    # (exp(-360), 0 in float64): LES = 1/2 log 2 as for the slope (1, -1) unshifted; exp(2 * 360)
+    # would overflow
+    decoder = Linear([[1.0], [-1.0]], bias=[360.0, 360.0])
+    z = torch.zeros(1, 1, dtype=torch.float64)
+    reference = scores.les_reference(decoder(z), scores.local_slope(decoder, z))
+    assert reference[0] == pytest.approx(0.5 * math.log(2.0), abs=1e-6)
+    assert reference[0] == pytest.approx(scores.les(decoder, z).values.item(), abs=1e-6)
