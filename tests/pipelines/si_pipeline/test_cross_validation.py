@@ -216,7 +216,11 @@ def test_null_calibration_of_the_cv_test():
     R = 60 (was 100; each replicate costs ~0.8 CPU-s): the rejection bound is re-derived for it,
     P(Binomial(60, 0.05) > 8) = 0.003 (R = 100 with <= 12: 0.0015); the KS checks keep their 1 %
     false-alarm rate. On these replicates p**1.5 (rejection rate 0.14) and 0.6 * p still fail
-    the KS check (p = 0.002 and < 1e-4), as does the naive p-value."""
+    the KS check (p = 0.002 and < 1e-4), as does the naive p-value.
+
+    These bounds hold at seeds 0-5 (benchmarks/si_pipeline_cv_null_seeds.py; parametric rejections
+    1-5 of 60). "Naive rejects more often than parametric" does not at R = 60 (seed 1: 0.050 against
+    0.083), so it is reported there with its spread, not asserted here."""
     from scipy import stats
 
     from paper_pipelines.pipelines.si_pipeline.experiments import replicate_tests
@@ -237,4 +241,3 @@ def test_null_calibration_of_the_cv_test():
     assert (table["p_parametric"] <= 0.05).sum() <= 8
     assert stats.kstest(table["p_parametric"], "uniform").pvalue > 0.01
     assert stats.kstest(table["p_oc"], "uniform").pvalue > 0.01
-    assert np.mean(table["p_naive"] <= 0.05) > np.mean(table["p_parametric"] <= 0.05)
