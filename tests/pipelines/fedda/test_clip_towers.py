@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import math
+import re
 from types import SimpleNamespace
 
 import pytest
@@ -79,7 +80,7 @@ def test_image_input_is_clamped_bicubic_resized_and_normalised(clip):
     torch.testing.assert_close(
         image.pixel_values(native), (native.clamp(0, 1) - mean) / std, rtol=0, atol=1e-6
     )
-    for shape in ((1, 3, 10, 10), (1, 3, 16, 10)):
+    for shape in ((1, 3, 10, 10), (1, 3, 16, 10), (1, 3, 10, 16)):
         small = torch.rand(*shape, generator=gen)
         resized = F.interpolate(small, size=(16, 16), mode="bicubic", align_corners=False)
         want = (resized.clamp(0, 1) - mean) / std
@@ -89,8 +90,13 @@ def test_image_input_is_clamped_bicubic_resized_and_normalised(clip):
 
 
 def test_clip_towers_refuse_a_bundle_without_a_model():
+    message = (
+        "fedda.backbone.type is clip_folder but the catalog entry fedda.clip_model is empty: point it"
+        " at a local CLIP folder (type paper_pipelines.datasets.ClipFolderDataset, see"
+        " conf/paper/catalog/fedda.yml)"
+    )
     for bundle in (None, {}, {"tokenizer": SimpleNamespace()}):
-        with pytest.raises(ValueError, match="fedda.clip_model is empty"):
+        with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
             clip_towers.clip_towers(bundle)
 
 
@@ -117,3 +123,11 @@ def test_image_input_goes_to_the_towers_device_as_float32(clip):
     assert image.pixel_values(torch.rand(1, 3, 16, 16, dtype=torch.float64)).dtype == torch.float32
     meta = clip_towers.HFClipImage(copy.deepcopy(clip)).to("meta")
     assert meta.pixel_values(torch.rand(1, 3, 16, 16)).device.type == "meta"
+
+
+def test_image_tower_feeds_its_weights_dtype_and_keeps_only_clips_weights(clip):
+    half = clip_towers.HFClipImage(copy.deepcopy(clip).to(torch.bfloat16))
+    out = half(torch.rand(2, 3, 16, 16))  # stored images are float32
+    assert out.shape == (2, 4) and out.dtype == torch.float32
+    saved = clip_towers.HFClipImage(clip).state_dict()
+    assert "mean" not in saved and "std" not in saved  # CLIP's pixel statistics are constants

@@ -84,6 +84,7 @@ def test_to_uint8_chw_clips_then_rounds_to_bytes():
     assert out[0, :, 0, 0].tolist() == [0, 51, 255]
     assert out[0, :, 0, 1].tolist() == [255, 128, 0]
     assert np.allclose(data.as_float(out)[0, :, 0, 0], [0.0, 0.2, 1.0])
+    assert data.as_float(out).dtype == np.float32
 
 
 def test_random_crop_is_a_square_of_two_to_six_sizes_inside_the_image(monkeypatch):
@@ -205,6 +206,7 @@ def test_photo_digit_is_85_percent_opaque():
         white = data.render_photo(full, 8, np.random.default_rng(seed), _flat(1.0))
         black = data.render_photo(full, 8, np.random.default_rng(seed), _flat(0.0))
         assert np.allclose(white - black, 0.15, atol=1e-6)  # (1 - 0.85) of the photograph shows
+        assert black.min() >= 0.0 and black.max() <= 0.85  # 0.85 x a colour in [0, 1]
 
 
 def test_texture_tint_and_digit_colour_ranges():
