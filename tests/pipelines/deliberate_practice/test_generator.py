@@ -257,3 +257,21 @@ def test_train_ddpm_logs_its_progress(caplog, monkeypatch):
         gen.train_ddpm(net, scheduler, x, y, steps=2, batch=2, lr=1e-3, label_dropout=0.0, seed=0)
     lines = [r.getMessage() for r in caplog.records if r.name == gen.__name__]
     assert lines[-1].startswith("train DDPM generator: 2 done in ")
+
+
+class TimestepSpy(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.t = []
+
+    def forward(self, x_t, t, labels):
+        self.t.append(t)
+        return torch.zeros_like(x_t)
+
+
+def test_ddpm_loss_draws_one_timestep_per_sample_over_the_whole_range():
+    spy, scheduler = TimestepSpy(), gen.train_scheduler(3, "squaredcos_cap_v2")
+    x0 = torch.zeros(64, 1, 1, 1)
+    gen.ddpm_loss(spy, scheduler, x0, torch.zeros(64, dtype=torch.long), torch.Generator())
+    (t,) = spy.t
+    assert t.shape == (64,) and set(t.tolist()) == {0, 1, 2}

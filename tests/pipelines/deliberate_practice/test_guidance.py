@@ -92,6 +92,9 @@ def test_rescale_gradient_to_omega_times_the_sample_norm_per_sample():
     assert torch.allclose(out, torch.tensor([[3.0, 4.0], [0.0, 0.5]]), atol=1e-6)
     zero = guidance.rescale_gradient(torch.zeros(1, 2), x[:1], 0.5)
     assert torch.equal(zero, torch.zeros(1, 2))
+    # a gradient at the 1e-8 scale is damped by the epsilon: 0.5 * [1e-8, 0] / 2e-8 * 10 = [2.5, 0]
+    tiny = guidance.rescale_gradient(torch.tensor([[1e-8, 0.0]]), x[:1], 0.5)
+    assert torch.allclose(tiny, torch.tensor([[2.5, 0.0]]), rtol=1e-4)
     # 4-d latents: the norm runs over channels and pixels of each sample
     g4 = torch.ones(2, 1, 2, 2)
     out4 = guidance.rescale_gradient(g4, torch.full((2, 1, 2, 2), 3.0), 1.0)
@@ -237,6 +240,9 @@ class FlatDrift(Drift):
     def __init__(self):
         super().__init__(torch.zeros(3, 1, 3), _point_mass().alphas)
 
+    def eps(self, x, t, cond):
+        return torch.zeros_like(x) * cond.view(-1, 1, 1)  # 0, on the device of both x and cond
+
 
 def _linear_learner():
     w = torch.randn((3, 3), generator=torch.Generator().manual_seed(0)) * 3
@@ -253,7 +259,8 @@ def test_guided_sampling_uses_the_asked_criterion_blend_and_image_mode():
         )
 
     base = guided()
-    assert torch.equal(base, guided(criterion="entropy", blend="x0", image="clamp"))
+    defaults = {"criterion": "entropy", "blend": "x0", "image": "clamp", "freq": 1, "eta": 0.0}
+    assert torch.equal(base, guided(**defaults))
     for options in ({"criterion": "loss"}, {"blend": "official"}, {"image": "minmax"}):
         assert not torch.allclose(guided(**options), base), options
 
@@ -268,3 +275,12 @@ def test_guided_sampling_runs_on_the_noise_device():
             criterion=criterion,
         )  # fmt: skip
         assert out.device.type == "meta" and out.shape == (2, 1, 3)
+
+
+def test_a_learner_without_omega_leaves_sampling_unguided():
+    gen, labels, learner = FlatDrift(), np.array([0, 1]), _linear_learner()
+    noise = torch.randn((2, 1, 3), generator=torch.Generator().manual_seed(1)) * 0.5
+    plain = guidance.sample(gen, labels, noise, steps=3, cfg_scale=1.0)
+    assert torch.equal(
+        guidance.sample(gen, labels, noise, steps=3, cfg_scale=1.0, learner=learner), plain
+    )

@@ -67,6 +67,7 @@ class RecordingTokenizer(StubTokenizer):
 
     def __call__(self, prompts, **kwargs):
         self.prompts.append(list(prompts))
+        self.kwargs = kwargs
         return super().__call__(prompts, **kwargs)
 
 
@@ -86,9 +87,9 @@ class FakeUNet(torch.nn.Module):
 
 
 class FakeVAE(torch.nn.Module):
-    """Three levels (spatial factor 4), scaling factor 0.5; decodes channel 0 as a grey image."""
+    """Four levels (spatial factor 2^3 = 8), scaling factor 0.5; decodes channel 0 as a grey image."""
 
-    config = SimpleNamespace(block_out_channels=(4, 8, 16), scaling_factor=0.5)
+    config = SimpleNamespace(block_out_channels=(4, 8, 16, 32), scaling_factor=0.5)
 
     def __init__(self):
         super().__init__()
@@ -103,13 +104,13 @@ def test_latent_generator_prompts_null_prompt_latent_size_and_frozen_modules():
     comps = {"unet": FakeUNet(), "vae": FakeVAE(), "text_encoder": encoder,
              "tokenizer": tokenizer, "scheduler_config": {"num_train_timesteps": 10}}  # fmt: skip
     g = gen.latent_generator(
-        comps, ["tench", "golden_retriever"], "a photo of a {}", image_size=5, resolution=10
+        comps, ["tench", "golden_retriever"], "a photo of a {}", image_size=5, resolution=20
     )
     prompts = ["a photo of a tench", "a photo of a golden retriever"]
     assert tokenizer.prompts == [prompts, [""]]
     assert torch.equal(g.class_embeddings, gen.encode_prompts(encoder, StubTokenizer(), prompts))
     assert torch.equal(g.null_embedding, gen.encode_prompts(encoder, StubTokenizer(), [""]))
-    assert g.shape == (4, 3, 3)  # ceil(10 px / factor 4)
+    assert g.shape == (4, 3, 3)  # ceil(20 px / factor 8)
     assert g.num_classes == 2 and g.image_size == 5
     assert g.scheduler_config == {"num_train_timesteps": 10}
     for module in (g.unet, g.vae):
@@ -136,3 +137,12 @@ def test_latent_decode_unscales_and_resizes_bilinearly():
         FakeUNet(), FakeVAE(), emb, emb[:1], {}, latent_size=2, image_size=2
     )
     assert torch.equal(same.decode(x), 2 * x[:, :1])
+
+
+def test_encode_prompts_asks_for_padded_truncated_torch_tokens():
+    """Every prompt padded (and cut) to the encoder's context length, as PyTorch tensors."""
+    tokenizer = RecordingTokenizer()
+    gen.encode_prompts(StubTextEncoder(), tokenizer, ["a", "b c"])
+    assert tokenizer.kwargs == {
+        "padding": "max_length", "max_length": 4, "truncation": True, "return_tensors": "pt"
+    }  # fmt: skip

@@ -129,3 +129,20 @@ def test_trainer_draws_from_the_whole_pool_and_zero_steps_return_nan():
     trainer.train_steps(x, y, 30)
     assert set(torch.cat(spy.seen).flatten().tolist()) == {0.0, 1.0, 2.0, 3.0}
     assert all(len(b) == 2 for b in spy.seen)
+
+
+def test_trainer_takes_adam_steps_of_the_given_learning_rate():
+    """Adam's first step moves every weight with a nonzero gradient by lr (g / |g|, bias-corrected)."""
+    model = learner.make_learner("mlp", (1, 2, 2), 2, LearnerParams(hidden=3), seed=0)
+    before = [p.detach().clone() for p in model.parameters()]
+    trainer = learner.LearnerTrainer(model, lr=0.05, batch=4, seed=0)
+    x, y = (
+        torch.randn(4, 1, 2, 2, generator=torch.Generator().manual_seed(0)),
+        torch.tensor([0, 1, 0, 1]),
+    )
+    trainer.train_steps(x, y, 1)
+    moved = torch.cat(
+        [(p.detach() - b).abs().flatten() for p, b in zip(model.parameters(), before, strict=True)]
+    )
+    assert torch.allclose(moved[moved > 0], torch.tensor(0.05), rtol=1e-3)
+    assert (moved > 0).float().mean() > 0.5

@@ -217,3 +217,11 @@ def test_shift_images_strokes_grow_and_shrink_by_a_2x2_element_by_parity():
     bright = (out[:, 0] > 0).sum(axis=(1, 2)).tolist()
     # dilation turns the pixel into a 2x2 block (images 0 and 2), erosion the block into a pixel
     assert bright == [4, 1, 4, 1]
+
+
+def test_shift_images_draws_a_rotation_per_image():
+    x = np.full((6, 1, 9, 9), -1.0, np.float32)
+    x[:, 0, 4, 1:8] = 1.0  # a horizontal bar through the centre
+    out = data.shift_images(x, np.random.default_rng(0), 60.0, 0.0, False)
+    # the images differ from each other: each got its own angle
+    assert len({out[i].tobytes() for i in range(6)}) == 6
