@@ -12,7 +12,7 @@ from paper_pipelines.common.claims import evaluate_claims
 from paper_pipelines.common.progress import progress
 from paper_pipelines.common.runtime import apply_runtime
 
-from . import data, figures, report, society
+from . import cifar, data, figures, report, society
 from .parameters import (
     DataParams,
     EvaluationParams,
@@ -41,9 +41,14 @@ def render_pools(
     probe: ProbeParams,
     evaluation: EvaluationParams,
     seed: Seed,
+    cifar100: Any = None,
+    cifar_labelled_list: Any = None,
 ) -> list[dict[str, Any]]:
-    """Per replicate (seed + r): disjoint digit pools rendered into canvases with labels and boxes."""
+    """Per replicate (seed + r): disjoint digit pools rendered into canvases with labels and boxes; or
+    (data.source cifar100) CIFAR-100's socialisation and downstream pools."""
     replicates = range(evaluation.replicates)
+    if data_params.source == "cifar100":
+        return cifar_pools(cifar100, cifar_labelled_list, data_params, probe, evaluation, seed)
     pools = [
         data.render_society(digits, data_params, probe.label_frac, seed + r)
         for r in progress(replicates, "rendering pools")
@@ -56,19 +61,70 @@ def render_pools(
     return pools
 
 
+def cifar_pools(
+    cifar100: Any,
+    labelled_list: Any,
+    data_params: DataParams,
+    probe: ProbeParams,
+    evaluation: EvaluationParams,
+    seed: int,
+) -> list[dict[str, Any]]:
+    """Per replicate: CIFAR-100's socialisation pool and downstream pool (10 % list, then the test set)."""
+    if cifar100 is None:
+        raise ValueError(
+            "disc.data.source = cifar100 needs the catalog entry disc.cifar100 (a CifarFolderDataset "
+            "with your cifar-100-python folder, conf/paper/catalog/disc.yml)"
+        )
+    pools = [
+        cifar.cifar_society(
+            cifar100,
+            labelled_list,
+            probe.label_frac,
+            data_params.cifar.social,
+            evaluation.tasks,
+            seed + r,
+        )
+        for r in progress(range(evaluation.replicates), "CIFAR-100 pools")
+    ]
+    logger.info(
+        "CIFAR-100: %d replicate(s), social %d, labelled %d, test %d",
+        len(pools),
+        len(pools[0]["social"]["labels"]),
+        int(pools[0]["downstream"]["labelled"].sum()),
+        int((~pools[0]["downstream"]["labelled"]).sum()),
+    )
+    return pools
+
+
 # ---------------------------------------------------------------- train
 def train_expert_cls(
-    pools: list[dict], expert: ExpertParams, seed: Seed, runtime: RuntimeParams
+    pools: list[dict],
+    expert: ExpertParams,
+    seed: Seed,
+    runtime: RuntimeParams,
+    cls_checkpoint: Any = None,
 ) -> dict:
-    """Individual learning: the classification specialist on clean canvases."""
-    return society.train_experts(pools, "cls", expert, seed, apply_runtime(runtime))
+    """Individual learning: the classification specialist on clean canvases (or, expert.source
+    checkpoint, the frozen ResNet from disc.cls_checkpoint)."""
+    device = apply_runtime(runtime)
+    if expert.source == "checkpoint":
+        return society.checkpoint_expert(cls_checkpoint, "cls", pools, expert, seed)
+    return society.train_experts(pools, "cls", expert, seed, device)
 
 
 def train_expert_det(
-    pools: list[dict], expert: ExpertParams, seed: Seed, runtime: RuntimeParams
+    pools: list[dict],
+    expert: ExpertParams,
+    seed: Seed,
+    runtime: RuntimeParams,
+    det_checkpoint: Any = None,
 ) -> dict:
-    """Individual learning: the detection specialist (box + small CE) on cluttered canvases."""
-    return society.train_experts(pools, "box", expert, seed, apply_runtime(runtime))
+    """Individual learning: the detection specialist (box + small CE) on cluttered canvases (or the
+    frozen ResNet backbone of the detector in disc.det_checkpoint)."""
+    device = apply_runtime(runtime)
+    if expert.source == "checkpoint":
+        return society.checkpoint_expert(det_checkpoint, "box", pools, expert, seed)
+    return society.train_experts(pools, "box", expert, seed, device)
 
 
 def train_collaboration(

@@ -16,17 +16,20 @@ from paper_pipelines.common.params import ParamsModel, RuntimeParams, Seed
 
 __all__ = [
     "BoxVariants",
+    "CifarParams",
     "ClsVariants",
     "DataParams",
     "EvaluationParams",
     "ExpertParams",
     "ProbeParams",
+    "ResNetParams",
     "RuntimeParams",
     "Seed",
     "SocialParams",
     "VariantParams",
     "VariantsParams",
     "check_across_blocks",
+    "check_paper_scale",
 ]
 
 # scikit-learn's load_digits ships 1797 8x8 digits.
@@ -51,9 +54,19 @@ class Renders(ParamsModel):
     downstream: int = Field(2, ge=1)
 
 
-class DataParams(ParamsModel):
-    """Digits pasted into canvas x canvas images at a random position and scale, with clutter and noise."""
+class CifarParams(ParamsModel):
+    """data.source cifar100: the socialisation split, drawn from the training images outside the labelled
+    list (null = all of them)."""
 
+    social: int | None = Field(None, ge=10)
+
+
+class DataParams(ParamsModel):
+    """Digits pasted into canvas x canvas images at a random position and scale, with clutter and noise;
+    or (source cifar100, paper scale) CIFAR-100 from the catalog entry disc.cifar100."""
+
+    source: Literal["digits", "cifar100"] = "digits"
+    cifar: CifarParams = CifarParams()
     canvas: int = Field(24, ge=8, le=256)
     scales: list[int] = Field(default=[10, 12, 14, 16], min_length=1)
     clutter_strokes: int = Field(3, ge=0)
@@ -88,6 +101,17 @@ class DataParams(ParamsModel):
         return self
 
 
+class ResNetParams(ParamsModel):
+    """transformers.ResNetConfig values of the checkpoint specialists (default: ResNet-50). A
+    transformers folder in the catalog brings its own config instead."""
+
+    embedding_size: int = Field(64, ge=1)
+    hidden_sizes: list[int] = Field(default=[256, 512, 1024, 2048], min_length=4, max_length=4)
+    depths: list[int] = Field(default=[3, 4, 6, 3], min_length=4, max_length=4)
+    layer_type: Literal["bottleneck", "basic"] = "bottleneck"
+    downsample_in_first_stage: bool = False
+
+
 class ExpertParams(ParamsModel):
     """The two specialists ("individual learning"): small 3-stage CNNs with ResNet stage names."""
 
@@ -98,6 +122,26 @@ class ExpertParams(ParamsModel):
     batch: int = Field(128, ge=1)
     det_cls_weight: float = Field(0.1, ge=0)  # the detector's small CE term
     box_beta: float = Field(0.05, gt=0)  # smooth-L1 beta of the box loss
+    # paper scale: frozen ResNets from disc.cls_checkpoint / disc.det_checkpoint instead of training
+    source: Literal["train", "checkpoint"] = "train"
+    backbone: Literal["small_cnn", "resnet50"] = "small_cnn"
+    resnet: ResNetParams = ResNetParams()
+    # the released CIFAR-100 pipeline: resize to 224 (bilinear), ImageNet mean / std on 0-255 RGB
+    input_size: int = Field(224, ge=8)
+    mean: list[float] = Field(default=[123.675, 116.28, 103.53], min_length=3, max_length=3)
+    std: list[float] = Field(default=[58.395, 57.12, 57.375], min_length=3, max_length=3)
+    dtype: Literal["float32", "bfloat16", "float16"] = "float32"  # the frozen backbones' weights
+
+    @model_validator(mode="after")
+    def _source_fits_backbone(self) -> ExpertParams:
+        if (self.source == "checkpoint") != (self.backbone == "resnet50"):
+            raise ValueError(
+                f"disc.expert.source = {self.source} with disc.expert.backbone = {self.backbone}: "
+                "checkpoints load into resnet50 specialists, small_cnn specialists are trained"
+            )
+        if min(self.std) <= 0:
+            raise ValueError(f"disc.expert.std must be positive, got {self.std}")
+        return self
 
 
 class SocialParams(ParamsModel):
@@ -178,6 +222,34 @@ class EvaluationParams(ParamsModel):
 
     replicates: int = Field(3, ge=1, le=20)
     w_bins: int = Field(30, ge=2)
+    # main tasks that run; the other task's sub-pipelines return empty (NaN) records
+    tasks: list[Literal["cls", "box"]] = Field(default=["cls", "box"], min_length=1)
+
+    @model_validator(mode="after")
+    def _tasks_unique(self) -> EvaluationParams:
+        if len(set(self.tasks)) != len(self.tasks):
+            raise ValueError(f"disc.evaluation.tasks repeat a task: {self.tasks}")
+        return self
+
+
+def check_paper_scale(data: DataParams, expert: ExpertParams, evaluation: EvaluationParams) -> None:
+    """The paper-scale combinations this port can run (CIFAR-100 with checkpoint specialists)."""
+    if data.source == "cifar100" and "box" in evaluation.tasks:
+        raise ValueError(
+            "disc.data.source = cifar100 with 'box' in disc.evaluation.tasks: the detection main task "
+            "needs VOC and torchvision's Faster R-CNN on the main backbone, which cannot be installed "
+            "beside this project's CPU torch; set disc.evaluation.tasks: [cls]"
+        )
+    if data.source == "cifar100" and expert.source != "checkpoint":
+        raise ValueError(
+            "disc.data.source = cifar100 needs disc.expert.source = checkpoint (resnet50 specialists "
+            "from disc.cls_checkpoint and disc.det_checkpoint); small CNNs are trained on digits only"
+        )
+    if expert.source == "checkpoint" and data.source != "cifar100":
+        raise ValueError(
+            "disc.expert.source = checkpoint needs disc.data.source = cifar100 (the ResNet specialists "
+            "read RGB images; the digit canvases are grey)"
+        )
 
 
 def check_across_blocks(blocks: dict[str, Any]) -> None:
@@ -185,7 +257,11 @@ def check_across_blocks(blocks: dict[str, Any]) -> None:
     from .data import digit_labels, labelled_counts, replicate_pools
 
     data, probe, evaluation = blocks.get("data"), blocks.get("probe"), blocks.get("evaluation")
-    seed = blocks.get("seed")
+    seed, expert = blocks.get("seed"), blocks.get("expert")
+    if data is not None and evaluation is not None and expert is not None:
+        check_paper_scale(data, expert, evaluation)
+    if data is not None and data.source == "cifar100":
+        return  # the labelled list / stratified draw is checked when CIFAR-100 is read
     if data is None or probe is None or evaluation is None or not isinstance(seed, int):
         return
     labels = digit_labels()

@@ -91,6 +91,8 @@ def create_pipeline(**kwargs) -> Pipeline:
                     "params:probe",
                     "params:evaluation",
                     "params:seed",
+                    "cifar100",  # paper scale only (data.source cifar100); null in base
+                    "cifar_labelled_list",
                 ],
                 "canvas_pools_arrays",
                 name="render_pools",
@@ -98,13 +100,25 @@ def create_pipeline(**kwargs) -> Pipeline:
             # train: individual learning (two independent experts), then socialisation per variant
             Node(
                 nodes.train_expert_cls,
-                ["canvas_pools_arrays", "params:expert", "params:seed", "params:runtime"],
+                [
+                    "canvas_pools_arrays",
+                    "params:expert",
+                    "params:seed",
+                    "params:runtime",
+                    "cls_checkpoint",  # paper scale only (expert.source checkpoint); null in base
+                ],
                 "expert_c_model",
                 name="train_expert_cls",
             ),
             Node(
                 nodes.train_expert_det,
-                ["canvas_pools_arrays", "params:expert", "params:seed", "params:runtime"],
+                [
+                    "canvas_pools_arrays",
+                    "params:expert",
+                    "params:seed",
+                    "params:runtime",
+                    "det_checkpoint",
+                ],
                 "expert_d_model",
                 name="train_expert_det",
             ),
