@@ -334,3 +334,159 @@ def test_a_turbo_run_searches_inside_the_region_around_the_best_point(monkeypatc
         box = lso.trust_region_box(centre, scales, 0.1, 3.0)
         assert ((new >= box[0] - 1e-9) & (new <= box[1] + 1e-9)).all()
         assert (box[1] - box[0]).prod() < 0.6**2 * 1.0001  # the area is the side squared
+
+
+def test_unit_zeroes_rows_with_an_infinite_entry():
+    g = torch.tensor([[float("inf"), 1.0], [1.0, float("-inf")], [0.0, 2.0]])
+    assert torch.equal(lso.unit(g), torch.tensor([[0.0, 0.0], [0.0, 0.0], [0.0, 1.0]]))
+
+
+class Bent(nn.Module):
+    """A nonlinear decoder (d = 2, L = 3, V = 4): forward differences of 0.5 miss the slope."""
+
+    latent_dim, length = 2, 3
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.net = nn.Sequential(nn.Linear(2, 8), nn.Tanh(), nn.Linear(8, 12)).double()
+
+    def forward(self, z):
+        return self.net(z.double()).reshape(z.shape[0], 3, 4)
+
+
+def test_the_les_penalty_uses_the_requested_jacobian():
+    from paper_pipelines.pipelines.les import scores
+
+    decoder = Bent()
+    start = torch.tensor([[0.2, -0.3], [0.5, 0.1]], dtype=torch.float64)
+    exact, _ = lso.make_penalty("les", decoder, start, 0.5, "exact")
+    coarse, _ = lso.make_penalty("les", decoder, start, 0.5, "fd")
+    want_exact = scores.les(decoder, start, scores.local_slope(decoder, start, method="exact"))
+    want_fd = scores.les(decoder, start, scores.local_slope(decoder, start, 0.5, "fd"))
+    assert torch.allclose(exact(start), want_exact.values, atol=1e-12, rtol=0)
+    assert torch.allclose(coarse(start), want_fd.values, atol=1e-12, rtol=0)
+    assert not torch.allclose(exact(start), coarse(start), atol=1e-3)
+
+
+def test_the_expressions_black_box_decodes_checks_and_scores():
+    from paper_pipelines.pipelines.les.grammar import tokenize
+    from paper_pipelines.pipelines.les.objective import objective
+
+    row = tokenize(["x+1"])[0]
+    assert lso.evaluate_expression(row) == ("x+1", True, objective("x+1"))
+    text, valid, value = lso.evaluate_expression(tokenize(["x+"])[0])
+    assert (text, valid) == ("x+", False) and np.isnan(value)
+
+
+class Recorder:
+    """A black box that records what it answers: every other candidate valid (the first one too),
+    with objective (sum of tokens) / 7 (not a float32 number, so a float32 cast would show)."""
+
+    def __init__(self):
+        self.answers = []
+
+    def __call__(self, row):
+        answer = "-".join(map(str, row[:4])), len(self.answers) % 2 == 0, float(row.sum()) / 7
+        self.answers.append(answer)
+        return answer
+
+
+def standardised(values, y_init):
+    return (np.asarray(values, dtype=np.float64) - float(y_init.mean())) / float(y_init.std())
+
+
+def test_a_bo_run_feeds_the_black_box_and_standardises_its_values(monkeypatch):
+    data = np.random.default_rng(3).normal(size=(12, 3)).astype(np.float32)
+    z_init, y_init = data[:, :2], data[:, 2]
+    seen, built = [], []
+    original_surrogate, original_penalty = lso.surrogate, lso.make_penalty
+    monkeypatch.setattr(
+        lso, "surrogate", lambda x, y, h: seen.append((x, y)) or original_surrogate(x, y, h)
+    )
+    monkeypatch.setattr(
+        lso,
+        "make_penalty",
+        lambda *args: built.append(args) or original_penalty(*args),
+    )
+    decoder, score_decoder, black_box = Linear(), Linear(), Recorder()
+    table, _ = lso.optimise(
+        decoder, score_decoder, z_init, y_init, "les", np.random.default_rng(1), n_rounds=2,
+        n_batch=3, ga_steps=1, lr=0.5, alpha=0.5, fd_eps=1e-3, jacobian="exact", gp_iterations=2,
+        evaluate=black_box,
+    )  # fmt: skip
+    # every candidate went to the given black box, and the table holds its answers
+    answers = black_box.answers
+    assert len(answers) == len(table) == 6
+    assert list(table["expression"]) == [a[0] for a in answers]
+    assert list(table["valid"]) == [True, False, True, False, True, False]
+    assert list(table["objective"]) == [a[2] for a in answers]
+    # float64 throughout; objectives standardised by the initial mean and standard deviation
+    (x0, y0), (x1, y1) = seen
+    assert x0.dtype == y0.dtype == x1.dtype == y1.dtype == torch.float64
+    assert torch.equal(x0, torch.as_tensor(z_init, dtype=torch.float64))
+    assert np.allclose(y0.numpy(), standardised(y_init, y_init), rtol=1e-6, atol=0)  # float32 in
+    first = table[table["round"] == 0]
+    fed = first["objective"][first["valid"]]
+    assert len(x1) == 12 + len(fed) == 14
+    assert np.allclose(y1[12:].numpy(), standardised(fed, y_init), rtol=1e-12, atol=0)
+    # the penalty of each round: the run's settings around start points drawn without replacement
+    rng = np.random.default_rng(1)
+    for (name, reader, start, fd_eps, jacobian), x in zip(built, (x0, x1), strict=True):
+        assert (name, reader, fd_eps, jacobian) == ("les", score_decoder, 1e-3, "exact")
+        assert torch.equal(start, x[rng.choice(len(x), size=3, replace=False)])
+
+
+def test_a_bounded_lbfgs_run_searches_the_global_box_with_the_given_black_box(monkeypatch):
+    import botorch.optim
+
+    data = np.random.default_rng(4).normal(size=(10, 3)).astype(np.float32)
+    z_init, y_init = data[:, :2], data[:, 2]
+    seen, calls = [], []
+    original_surrogate, original_optimiser = lso.surrogate, botorch.optim.optimize_acqf
+
+    def optimiser(acq, bounds, **kwargs):
+        calls.append((bounds.clone(), kwargs, torch.initial_seed()))
+        return original_optimiser(acq, bounds, **kwargs)
+
+    monkeypatch.setattr(
+        lso, "surrogate", lambda x, y, h: seen.append((x, y)) or original_surrogate(x, y, h)
+    )
+    monkeypatch.setattr(botorch.optim, "optimize_acqf", optimiser)
+    black_box = Recorder()
+    table = lso.optimise_bounded_lbfgs(Linear(), z_init, y_init, n_rounds=2, n_batch=3,
+                                       z_bound=0.5, gp_iterations=2, seed=7, evaluate=black_box)  # fmt: skip
+    answers = black_box.answers
+    assert len(answers) == len(table) == 6
+    assert list(table["expression"]) == [a[0] for a in answers]
+    assert list(table["valid"]) == [True, False, True, False, True, False]
+    assert list(table["objective"]) == [a[2] for a in answers]
+    box = torch.tensor([[-0.5, -0.5], [0.5, 0.5]], dtype=torch.float64)
+    for bounds, kwargs, _ in calls:
+        assert bounds.dtype == torch.float64 and torch.equal(bounds, box)
+        # q = n_batch candidates per round; the fixed budget of 4 restarts from 64 raw samples
+        assert kwargs == {"q": 3, "num_restarts": 4, "raw_samples": 64}
+    assert [c[2] for c in calls] == [7, 8]  # round r draws its restarts with seed + r
+    (x0, y0), (x1, y1) = seen
+    assert x0.dtype == y0.dtype == y1.dtype == torch.float64
+    assert np.allclose(y0.numpy(), standardised(y_init, y_init), rtol=1e-6, atol=0)  # float32 in
+    first = table[table["round"] == 0]
+    fed = first["objective"][first["valid"]]
+    assert len(x1) == 10 + len(fed) == 12
+    assert np.allclose(y1[10:].numpy(), standardised(fed, y_init), rtol=1e-12, atol=0)
+
+
+def test_turbo_starts_from_the_best_initial_value_and_a_flat_start_is_not_rescaled(monkeypatch):
+    # y_init constant: std 0 reads as 1; values below the initial best fail from the first round
+    z_init = np.random.default_rng(5).normal(size=(8, 2))
+    y_init = np.full(8, 2.0)
+    seen, original = [], lso.surrogate
+    monkeypatch.setattr(lso, "surrogate", lambda x, y, h: seen.append(y) or original(x, y, h))
+    table = lso.optimise_bounded_lbfgs(
+        Linear(), z_init, y_init, n_rounds=2, n_batch=2, z_bound=3.0, gp_iterations=2, seed=0,
+        turbo=lso.TurboSettings(0.2, 0.5**7, 1.6, 10, 1),
+        evaluate=lambda row: ("e", True, -1.5),
+    )  # fmt: skip
+    assert list(table["tr_length"]) == [0.2, 0.2, 0.1, 0.1]
+    assert torch.equal(seen[0], torch.zeros(8, dtype=torch.float64))
+    assert torch.equal(seen[1][8:], torch.full((2,), -3.5, dtype=torch.float64))
