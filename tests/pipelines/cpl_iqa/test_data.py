@@ -162,8 +162,9 @@ def test_crops_start_at_the_image_border_sometimes():
 
 
 def test_folder_loader_matches_label_paths_by_file_name_and_logs_the_source_name():
-    images = {f"img{i}.png": np.full((4, 4, 3), i, np.uint8) for i in range(20)}
-    names = [f"koniq/1024x768/img{i}.png" for i in range(20)]  # the label CSV may hold paths
+    # folder partitions may be nested; the label CSV may hold paths: both match by file name
+    images = {f"part/b{i % 2}/img{i}.png": np.full((4, 4, 3), i, np.uint8) for i in range(20)}
+    names = [f"koniq/1024x768/img{i}.png" for i in range(20)]
     labels = pd.DataFrame({"image": names, "mos": np.arange(20.0)})
     arr, table = data.load_folder_set(images, labels, 20, 4)
     assert list(table.columns) == ["image_id", "source", "mos"]
@@ -206,3 +207,11 @@ def test_an_image_of_exactly_the_patch_size_is_its_own_crop():
         crop, scale, top, left = data.random_crop(img, 24, (0.5, 1.0), np.random.default_rng(s))
         assert (scale, top, left) == (1.0, 0, 0)
         assert np.array_equal(crop, img)
+
+
+def test_synthetic_images_are_uint8():
+    refs = {"a": (np.random.default_rng(0).random((20, 20, 3)) * 255).astype(np.uint8)}
+    pristine, distorted, _ = data.make_synthetic_set(
+        refs, 2, 8, (0.5, 1.0), ["blur"], (1, 1), np.random.default_rng(0)
+    )
+    assert pristine.dtype == distorted.dtype == np.uint8

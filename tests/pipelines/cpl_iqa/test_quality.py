@@ -132,3 +132,8 @@ def test_ssim_matches_a_direct_gaussian_window_computation():
 def test_a_missing_mos_in_an_object_column_counts_as_nan():
     with pytest.raises(ValueError, match="x: MOS has 1 NaN/inf value"):
         quality.check_mos(np.array([1.0, None, 2.0], dtype=object), "x")
+
+
+def test_a_constant_integer_latent_maps_to_the_middle_of_the_scale_for_every_image():
+    out = quality.to_quality_scale(np.array([3, 3, 3]))
+    assert out.shape == (3,) and np.array_equal(out, [50.5, 50.5, 50.5])

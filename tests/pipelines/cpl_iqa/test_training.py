@@ -393,3 +393,92 @@ def test_stage2_takes_enough_steps_per_epoch_to_see_every_unlabelled_image(monke
         score[20:], torch.Generator().manual_seed(0), "cpu",
     )  # fmt: skip
     assert seen == [3, 3]  # ceil(40 / 16)
+
+
+def test_stage1_shuffles_with_its_generator_and_trains_on_batches_of_two():
+    x, v, _ = tiny_problem(n=4)
+    vt = torch.as_tensor(v, dtype=torch.float32)
+    weights = []
+    for global_seed in (1, 2):
+        torch.manual_seed(0)
+        model = net.build_network("feature_mlp", 4, 5, [], [6], 3)
+        before = model.head.weight.detach().clone()
+        torch.manual_seed(global_seed)  # the global stream must not matter
+        tr.train_supervised(model, x, vt, 3, 1e-2, 0.0, 2, torch.Generator().manual_seed(0), "cpu")
+        weights.append(model.head.weight.detach().clone())
+        assert not torch.equal(weights[-1], before)  # batches of two are trained on
+    assert torch.equal(weights[0], weights[1])
+
+
+def test_weight_decay_reaches_the_stage2_optimiser():
+    x, v, score = tiny_problem(n=40)
+    norms = []
+    for wd in (0.0, 50.0):
+        torch.manual_seed(0)
+        model = net.build_network("feature_mlp", 8, 5, [], [16], 3)
+        stage2 = Stage2Params(rounds=1, epochs_per_round=10, lr=1e-2, weight_decay=wd, knn_k=5)
+        tr.run_stage2(
+            model, x[:20], v[:20], x[20:], tr.Stage2Setting("supervised", 0.9, "none"), stage2, 5,
+            score[20:], torch.Generator().manual_seed(0), "cpu",
+        )  # fmt: skip
+        norms.append(float(model.head.weight.detach().norm()))
+    assert norms[1] < 0.8 * norms[0]
+
+
+def test_one_step_per_epoch_when_one_batch_holds_every_unlabelled_image(monkeypatch):
+    seen = []
+    original = tr.train_mixed_epoch
+
+    def spy(*args):
+        seen.append(args[9])
+        return original(*args)
+
+    monkeypatch.setattr(tr, "train_mixed_epoch", spy)
+    x, v, score = tiny_problem(n=40)
+    model = net.build_network("feature_mlp", 8, 5, [], [16], 3)
+    stage2 = Stage2Params(rounds=1, epochs_per_round=1, knn_k=5, batch_unlabeled=64)
+    tr.run_stage2(
+        model, x[:20], v[:20], x[20:], tr.Stage2Setting("supervised", 0.9, "none"), stage2, 5,
+        score[20:], torch.Generator().manual_seed(0), "cpu",
+    )  # fmt: skip
+    assert seen == [1]
+
+
+def test_unit_confidence_weights_are_ones_and_entropy_weights_are_the_propagated_ones(monkeypatch):
+    seen = []
+    original = tr.train_mixed_epoch
+
+    def spy(*args):
+        seen.append(args[6].clone())
+        return original(*args)
+
+    monkeypatch.setattr(tr, "train_mixed_epoch", spy)
+    x, v, score = tiny_problem(n=60)
+    for confidence in ("none", "entropy"):
+        torch.manual_seed(0)
+        model = net.build_network("feature_mlp", 8, 5, [], [16], 3)
+        stage2 = Stage2Params(rounds=1, epochs_per_round=1, knn_k=5)
+        tr.run_stage2(
+            model, x[:20], v[:20], x[20:], tr.Stage2Setting("cpl", 0.9, confidence), stage2, 5,
+            score[20:], torch.Generator().manual_seed(0), "cpu",
+        )  # fmt: skip
+    unit, entropy = seen
+    assert torch.equal(unit, torch.ones(40))
+    assert float(entropy.max()) == pytest.approx(1.0) and float(entropy.min()) < 1.0
+
+
+def test_stage2_trains_the_same_from_float32_or_float64_labels():
+    x, v, score = tiny_problem(n=60)
+    results = []
+    for dtype in (np.float64, np.float32):
+        for mode in ("supervised", "oracle"):
+            torch.manual_seed(0)
+            model = net.build_network("feature_mlp", 8, 5, [], [16], 3)
+            stage2 = Stage2Params(rounds=1, epochs_per_round=1, lr=1e-2, knn_k=5)
+            tr.run_stage2(
+                model, x[:20], v[:20].astype(dtype), x[20:], tr.Stage2Setting(mode, 0.9, "none"),
+                stage2, 5, score[20:], torch.Generator().manual_seed(0), "cpu",
+                oracle_u=v[20:].astype(dtype),
+            )  # fmt: skip
+            results.append(model.head.weight.detach().clone())
+    assert torch.equal(results[0], results[2]) and torch.equal(results[1], results[3])
