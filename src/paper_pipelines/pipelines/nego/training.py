@@ -20,18 +20,24 @@ EXTRACTOR_METHODS = ("gsat_lite", "nego_r", "nego_r_no_np", "nego_r_no_ee", "neg
 
 
 def to_data(row, base_index: dict[str, int]):
-    """One table row as ``Data``: all-ones node features (GOOD-Motif), both edge directions sorted by
-    (source, target) as torch-geometric coalesces them, ``edge_gt`` the true motif edges, ``env`` the
-    base type index, ``y`` the (noisy) label."""
+    """One table row as ``Data``: all-ones node features (GOOD-Motif) or the row's flattened
+    ``node_features`` (molecules), both edge directions sorted by (source, target) as torch-geometric
+    coalesces them, ``edge_gt`` the true motif edges, ``env`` the environment index (base type or
+    molecule size), ``y`` the (noisy) label."""
     from torch_geometric.data import Data
 
     n = int(row.num_nodes)
+    feats = getattr(row, "node_features", None)
+    if isinstance(feats, list | np.ndarray) and len(feats):
+        x = torch.as_tensor(np.asarray(feats, dtype=np.float32)).view(n, -1)
+    else:  # a motif row (NaN or None in a table that also holds molecules)
+        x = torch.ones(n, 1)
     src, dst = np.asarray(row.edge_src), np.asarray(row.edge_dst)
     gt = np.asarray(row.edge_motif, dtype=np.float32)
     both_src, both_dst = np.concatenate([src, dst]), np.concatenate([dst, src])
     order = np.argsort(both_src * n + both_dst, kind="stable")
     return Data(
-        x=torch.ones(n, 1),
+        x=x,
         edge_index=torch.as_tensor(np.stack([both_src[order], both_dst[order]]), dtype=torch.long),
         edge_gt=torch.as_tensor(np.concatenate([gt, gt])[order]),
         y=torch.tensor([int(row.y)]),
@@ -72,16 +78,17 @@ class RunConfig:
     symmetric: bool = True
     weights: framework.LossWeights = field(default_factory=framework.LossWeights)
     lambda_vrex_oracle: float = 1.0
+    in_dim: int = 1  # node feature width: 1 (all-ones, GOOD-Motif) or the molecules' atom features
 
 
 def build_model(cfg: RunConfig) -> torch.nn.Module:
     """ERM / V-REx-oracle: a GIN classifier; every extractor method: NeGo-R with its switches."""
     if cfg.method in ("erm", "vrex_oracle"):
         return baselines.GINClassifier(
-            1, cfg.num_classes, cfg.hidden, cfg.layers, cfg.pool, cfg.dropout, cfg.norm
+            cfg.in_dim, cfg.num_classes, cfg.hidden, cfg.layers, cfg.pool, cfg.dropout, cfg.norm
         )
     return framework.NeGoR(
-        1,
+        cfg.in_dim,
         cfg.num_classes,
         cfg.hidden,
         cfg.layers,
