@@ -284,3 +284,11 @@ def test_a_learner_without_omega_leaves_sampling_unguided():
     assert torch.equal(
         guidance.sample(gen, labels, noise, steps=3, cfg_scale=1.0, learner=learner), plain
     )
+
+
+def test_int32_labels_give_a_long_loss_target():
+    gen, learner = FlatDrift(), _linear_learner()
+    noise = torch.randn((2, 1, 3), generator=torch.Generator().manual_seed(1)) * 0.5
+    options = {"steps": 2, "cfg_scale": 1.0, "learner": learner, "omega": 0.3, "criterion": "loss"}
+    out32 = guidance.sample(gen, np.array([0, 1], np.int32), noise, **options)
+    assert torch.equal(out32, guidance.sample(gen, np.array([0, 1]), noise, **options))

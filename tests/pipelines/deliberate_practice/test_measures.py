@@ -225,3 +225,18 @@ def test_shift_images_draws_a_rotation_per_image():
     out = data.shift_images(x, np.random.default_rng(0), 60.0, 0.0, False)
     # the images differ from each other: each got its own angle
     assert len({out[i].tobytes() for i in range(6)}) == 6
+
+
+def test_shift_images_noise_is_clipped_below_too():
+    blank = np.full((2, 1, 8, 8), -1.0, np.float32)
+    noisy = data.shift_images(blank, np.random.default_rng(0), 0.0, 0.5, False)
+    assert noisy.min() == -1.0 and noisy.max() <= 1.0 and (noisy > -1.0).any()
+
+
+def test_class_mean_mse_compares_pixelwise_class_means():
+    # class 0 real mean [1, 2, 3]; generated [2, 2, 2]: squared errors 1, 0, 1 -> 2 / 3
+    x_real = np.array([[0.0, 0.0, 0.0], [2.0, 4.0, 6.0]])
+    gen = np.array([[2.0, 2.0, 2.0]])
+    assert metrics.class_mean_mse(gen, np.array([0]), x_real, np.array([0, 0])) == pytest.approx(
+        2 / 3
+    )

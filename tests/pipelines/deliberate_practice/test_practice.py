@@ -155,3 +155,9 @@ def test_loop_logs_its_progress_and_each_round(caplog, monkeypatch):
     lines = [r.getMessage() for r in caplog.records if r.name == practice.__name__]
     assert "plateau at iteration 150: round 1 added 10 guided samples (pool 30)" in lines
     assert lines[-1].startswith("deliberate practice: 4 done in ")
+
+
+def test_no_empty_round_once_the_sample_budget_is_spent():
+    _, calls, pool, records = _run([0.5] * 10, max_samples=30)
+    assert [c[:3] for c in calls] == [(20, 0, 0), (10, 20, 1)] and len(pool) == 30
+    assert [r["generation_round"] for r in records] == [0, 0, 1] + [0] * 7
