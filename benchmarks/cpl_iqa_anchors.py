@@ -78,11 +78,34 @@ def propagation_anchor(feats: np.ndarray, mos: np.ndarray, k: int, gamma: float)
     return out
 
 
+def piq_gmsd_ssim():
+    """piq's own ``gmsd`` and ``ssim`` without running ``piq/__init__.py``, which imports torchvision
+    for its VGG-based metrics (PyPI's torchvision does not load beside this project's CPU torch). The
+    two metric modules need only torch and piq's ``functional`` and ``utils`` subpackages, so piq is
+    registered as a bare package of its own folder and the two modules are imported from it."""
+    import importlib
+    import importlib.util
+    import sys
+    import types
+
+    spec = importlib.util.find_spec("piq")  # a top-level find_spec does not execute the package
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError(
+            "piq is not installed (pip install --no-deps piq==0.8.0; make install does)"
+        )
+    if "piq" not in sys.modules:
+        package = types.ModuleType("piq")
+        package.__path__ = list(spec.submodule_search_locations)
+        sys.modules["piq"] = package
+    return importlib.import_module("piq.gmsd").gmsd, importlib.import_module("piq.ssim").ssim
+
+
 def fr_anchor(pristine: np.ndarray, distorted: np.ndarray) -> dict:
     try:
-        import piq
         import torch
-    except Exception as exc:  # piq needs torchvision, not a project dependency
+
+        piq_gmsd, piq_ssim = piq_gmsd_ssim()
+    except Exception as exc:
         return {"piq": f"skipped ({type(exc).__name__}: {exc})"}
     ref = torch.as_tensor(pristine.transpose(0, 3, 1, 2) / 255.0, dtype=torch.float32)
     dis = torch.as_tensor(distorted.transpose(0, 3, 1, 2) / 255.0, dtype=torch.float32)
@@ -92,11 +115,14 @@ def fr_anchor(pristine: np.ndarray, distorted: np.ndarray) -> dict:
     ours_s = np.array(
         [quality.ssim(a / 255, b / 255) for a, b in zip(pristine, distorted, strict=True)]
     )
-    theirs_g = piq.gmsd(dis, ref, reduction="none").numpy()
-    theirs_s = piq.ssim(dis, ref, reduction="none").numpy()
+    theirs_g = piq_gmsd(dis, ref, reduction="none").numpy()
+    theirs_s = piq_ssim(dis, ref, reduction="none").numpy()
     return {
+        "images": len(pristine),
         "gmsd_srcc_vs_piq": float(stats.spearmanr(ours_g, theirs_g).statistic),
         "ssim_srcc_vs_piq": float(stats.spearmanr(ours_s, theirs_s).statistic),
+        "gmsd_max_abs_diff_vs_piq": float(np.max(np.abs(ours_g - theirs_g))),
+        "ssim_max_abs_diff_vs_piq": float(np.max(np.abs(ours_s - theirs_s))),
     }
 
 

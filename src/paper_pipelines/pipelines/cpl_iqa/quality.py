@@ -26,8 +26,9 @@ def gmsd(reference: np.ndarray, distorted: np.ndarray) -> float:
         y = luminance(image) * 255.0
         # the GMSD paper's 2x2 average then every second pixel
         y = uniform_filter(y, size=2, mode="nearest", origin=(-1, -1))[::2, ::2]
-        gx = convolve(y, PREWITT_X, mode="nearest")
-        gy = convolve(y, PREWITT_X.T, mode="nearest")
+        # zero padding, as the official MATLAB code's conv2(..., 'same') and piq's GMSD (equal to 1e-15)
+        gx = convolve(y, PREWITT_X, mode="constant")
+        gy = convolve(y, PREWITT_X.T, mode="constant")
         maps.append(np.sqrt(gx**2 + gy**2))
     m_r, m_d = maps
     gms = (2.0 * m_r * m_d + GMSD_C) / (m_r**2 + m_d**2 + GMSD_C)
