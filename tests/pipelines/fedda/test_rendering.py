@@ -51,6 +51,7 @@ def test_upscale_is_bilinear_and_clipped_to_the_unit_range():
     assert np.allclose(up, up[:1])  # constant down the columns
     hot = data.upscale(glyph * 2.0, 16)  # a glyph out of range still gives [0, 1]
     assert hot.max() == 1.0 and hot.min() == 0.0
+    assert data.upscale(glyph - 0.5, 16).min() == 0.0  # and below it
 
 
 def test_blend_defaults_to_an_opaque_digit():
@@ -106,6 +107,13 @@ def test_random_crop_is_a_square_of_two_to_six_sizes_inside_the_image(monkeypatc
         assert np.array_equal(crop, image[top : top + side, left : left + side])
         sides.add(side)
     assert sides == set(range(8, 25))  # 2 to 6 output sizes wide, each one drawn
+    crops.clear()
+    for seed in range(
+        50
+    ):  # a photograph wider than high, or higher than wide: the short side rules
+        data.random_crop(image[:, :10], 4, np.random.default_rng(seed))
+        data.random_crop(image[:10], 4, np.random.default_rng(seed))
+    assert max(c.shape[0] for c in crops) <= 10 and all(c.shape[0] == c.shape[1] for c in crops)
 
 
 # ---------------------------------------------------------------- the source domain
@@ -207,6 +215,7 @@ def test_photo_digit_is_85_percent_opaque():
         black = data.render_photo(full, 8, np.random.default_rng(seed), _flat(0.0))
         assert np.allclose(white - black, 0.15, atol=1e-6)  # (1 - 0.85) of the photograph shows
         assert black.min() >= 0.0 and black.max() <= 0.85  # 0.85 x a colour in [0, 1]
+        assert black[0, 0].min() < 0.85  # the colour is drawn, not white
 
 
 def test_texture_tint_and_digit_colour_ranges():
