@@ -98,7 +98,7 @@ airflow-dags: install  ## Airflow 3 DAG files from conf/base/schedules.yml into 
 clean-fast:  ## remove smoke-run outputs (data/fast) only; default-run versions stay
 	rm -rf data/fast
 
-.PHONY: report report-check mutate
+.PHONY: report report-check report-mutation mutate
 
 mutate: install  ## mutation testing of one paper's method modules: make mutate PAPER=<slug> [BUDGET=<s>] [ARGS=--rerun-survivors] (slow; not in CI; resumes)
 	@test -n "$(PAPER)" || { echo "usage: make mutate PAPER=<slug> [BUDGET=<seconds>] [ARGS=...]"; exit 2; }
@@ -106,6 +106,9 @@ mutate: install  ## mutation testing of one paper's method modules: make mutate 
 
 report: install  ## docs/results.md and every page's results section, from the latest default run of each paper
 	$(PY) -m paper_pipelines.ops report $(if $(ENV:base=),--env=$(ENV))
+
+report-mutation: install  ## only the mutation scores on the pages and the scoreboard, from docs/mutation/ (needs no runs)
+	$(PY) -m paper_pipelines.ops report --mutation-only
 
 report-check: install  ## fail where a page's numbers differ from the latest default run in this checkout
 	$(PY) -m paper_pipelines.ops report --check $(if $(ENV:base=),--env=$(ENV))

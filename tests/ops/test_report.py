@@ -160,3 +160,50 @@ def test_an_optional_pipeline_gets_its_own_section_on_its_papers_page():
     assert lines[0] == begin and lines[-1] == end and lines[1].startswith("Run `r1`")
     assert "| les | 0.5 |" in section and "| c1 | s | x = 1 |  | abs | no | yes |" in section
     assert "Mutation" not in section and BEGIN not in section and END not in section
+
+
+def test_mutation_only_rewrites_the_score_lines_and_nothing_else(tmp_path):
+    import json
+
+    from paper_pipelines.ops.report import update_mutation
+
+    shutil.copytree(PROJECT_ROOT / "docs", tmp_path / "docs")
+    (tmp_path / "docs/mutation/srca.json").unlink(missing_ok=True)  # start from "not measured"
+    assert update_mutation(tmp_path, ["srca"]) == []
+    page, board = tmp_path / "docs/papers/srca.md", tmp_path / "docs/results.md"
+    before_page, before_board = page.read_text(), board.read_text()
+    assert "Mutation score: not measured yet (`make mutate PAPER=srca`)." in before_page
+    assert update_mutation(tmp_path, ["srca"], check=True) == []
+    measured = {"mutants": 40, "killed": 35, "equivalent": 2, "survived": 3, "score": 35 / 38}
+    (tmp_path / "docs/mutation/srca.json").write_text(json.dumps({**measured, "commit": "abc1234"}))
+    problems = update_mutation(tmp_path, ["srca"], check=True)
+    assert len(problems) == 2 and "92.1 %" in problems[1]  # the page's line and the board's cell
+    assert page.read_text() == before_page  # check writes nothing
+
+    assert update_mutation(tmp_path, ["srca"]) == []
+    changed = [
+        (old, new)
+        for old, new in zip(before_page.splitlines(), page.read_text().splitlines(), strict=True)
+        if old != new
+    ]
+    assert len(changed) == 1 and "92.1 % (35 killed, 2 equivalent, 3 survived" in changed[0][1]
+    rows = [
+        (old, new)
+        for old, new in zip(before_board.splitlines(), board.read_text().splitlines(), strict=True)
+        if old != new
+    ]
+    assert len(rows) == 1 and rows[0][1].startswith("| [srca](papers/srca.md) |")
+    assert rows[0][1].split(" | ")[7] == "92.1 %"
+    assert rows[0][0].split(" | ")[:7] == rows[0][1].split(" | ")[:7]
+    assert update_mutation(tmp_path, ["srca"], check=True) == []
+
+
+def test_mutation_only_names_a_page_without_its_generated_section(tmp_path):
+    from paper_pipelines.ops.report import update_mutation
+
+    shutil.copytree(PROJECT_ROOT / "docs", tmp_path / "docs")
+    page = tmp_path / "docs/papers/srca.md"
+    page.write_text(page.read_text().replace(BEGIN, "").replace(END, ""))
+    assert update_mutation(tmp_path, ["srca"]) == [
+        "srca: docs/papers/srca.md has no generated results section"
+    ]

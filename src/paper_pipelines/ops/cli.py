@@ -7,8 +7,9 @@ Commands:
   validate                                      check conf/base/schedules.yml and print the plan
   runs <slug> [--env fast] [--metric k] [--plot out.png]   lineage across runs of one paper
   airflow [--target-dir airflow_dags]           Airflow 3 DAG files from the same schedules
-  report [--env fast] [--run slug=run_id] [--check] [--only a,b]
+  report [--env fast] [--run slug=run_id] [--check] [--only a,b] [--mutation-only]
                                                 the scoreboard and the pages' results, from runs
+                                                (--mutation-only: only the mutation scores, no runs)
 """
 
 from __future__ import annotations
@@ -107,6 +108,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--run", action="append", default=[], help="slug=run_id: report that run")
     p.add_argument("--only", default="", help="comma-separated slugs (default: every paper)")
     p.add_argument("--check", action="store_true", help="verify the pages instead of writing them")
+    p.add_argument(
+        "--mutation-only",
+        action="store_true",
+        help="only the mutation scores (pages and scoreboard) from docs/mutation/; needs no runs",
+    )
     p.add_argument("-v", "--verbose", action="store_true")
     p = sub.add_parser("airflow", help="generate Airflow 3 DAG files")
     _common(p)
@@ -239,13 +245,18 @@ def cmd_airflow(args) -> int:
 
 
 def cmd_report(args) -> int:
-    from paper_pipelines.ops.report import build, implemented_papers
+    from paper_pipelines.ops.report import build, implemented_papers, update_mutation
 
     project = Path(args.project_path).resolve()
     slugs = [s for s in args.only.split(",") if s] or implemented_papers(project)
     run_ids = dict(item.split("=", 1) for item in args.run)
     started = time.perf_counter()
-    problems = build(project, slugs, args.env, run_ids, check=args.check, scoreboard=not args.only)
+    if args.mutation_only:
+        problems = update_mutation(project, slugs, check=args.check)
+    else:
+        problems = build(
+            project, slugs, args.env, run_ids, check=args.check, scoreboard=not args.only
+        )
     for problem in problems:
         print(f"{'FAIL' if args.check else 'skipped'}: {problem}", file=sys.stderr)
     verb = "checked" if args.check else "wrote"

@@ -13,6 +13,10 @@ An optional pipeline that lives in a paper's folder (``pipeline_registry.OPTIONA
 les_molecules in les/) gets its own section on that paper's page, between ``<!-- <name>:begin -->`` and
 ``<!-- <name>:end -->``, from its own latest run; it is not in the scoreboard.
 
+``--mutation-only`` (``make report-mutation``) rewrites only the mutation scores, each page's mutation
+line and the scoreboard's mutation column, from docs/mutation/<slug>.json: it needs no run, so a score
+measured on a fresh checkout (which has no runs) reaches the pages without re-running every paper.
+
 ``--check`` (``make report-check``) regenerates every page's section in memory and fails where a number
 differs from the committed page (run id, date and timings excluded), or where a page cites a commit older
 than the last change to its paper's folder.
@@ -168,6 +172,17 @@ def mutation_line(slug: str, mutation: dict[str, Any] | None) -> str:
         f"`make mutate PAPER={slug}` at commit `{mutation.get('commit', 'unknown')}`, "
         f"{mutation.get('date', '')}; [details](../mutation/{slug}.json))."
     )
+
+
+def mutation_cell(mutation: dict[str, Any] | None) -> str:
+    """The scoreboard's mutation-score cell."""
+    measured = mutation or {}
+    if measured.get("score") is None:
+        return "-"
+    score = f"{100 * measured['score']:.1f} %"
+    if not measured.get("complete", True):
+        score += f" ({measured['tested']} of {measured['mutants']} tested)"
+    return score
 
 
 def paper_section(run: PaperRun, mutation: dict[str, Any] | None = None) -> str:
@@ -350,10 +365,7 @@ def scoreboard_markdown(
         gated, other = claims[claims["gates"]], claims[~claims["gates"]]
         record = run.record
         figure = f"[{run.slug}](results/{run.slug}.png)" if run.figure else "-"
-        measured = (mutation or {}).get(run.slug) or {}
-        score = "-" if measured.get("score") is None else f"{100 * measured['score']:.1f} %"
-        if score != "-" and not measured.get("complete", True):
-            score += f" ({measured['tested']} of {measured['mutants']} tested)"
+        score = mutation_cell((mutation or {}).get(run.slug))
         lines.append(
             f"| [{run.slug}](papers/{run.slug}.md) | {int(gated['holds'].sum())} / {len(gated)} | "
             f"{int(other['holds'].sum())} / {len(other)} | `{record.get('run_id')}` | "
@@ -495,4 +507,63 @@ def build(
         (project / "docs/results.md").write_text(scoreboard_markdown(frame, runs, env, mutation))
         if catalog is not None and "scoreboard" in catalog:
             catalog.save("scoreboard", frame.astype({"reproduced": "boolean", "gates": "boolean"}))
+    return problems
+
+
+MUTATION_LINE = re.compile(
+    r"^(Mutation score: not measured yet|Mutation score of the method modules)"
+)
+SCOREBOARD_MUTATION_COLUMN = 7  # 0-based, in the first table of docs/results.md
+
+
+def update_mutation(project: Path, slugs: list[str], check: bool = False) -> list[str]:
+    """Write (or, with ``check``, verify) only the mutation scores: each page's mutation line and the
+    scoreboard's mutation column, from docs/mutation/<slug>.json.
+
+    A mutation score comes from `make mutate`, not from a default run, so it can be put on the pages
+    without the runs (a fresh checkout has none); every other line of the generated sections and of the
+    scoreboard stays as the last full `make report` wrote it.
+    """
+    problems: list[str] = []
+    board_path = project / "docs" / "results.md"
+    board = board_path.read_text().splitlines() if board_path.is_file() else []
+    for slug in slugs:
+        page_path = project / "docs" / "papers" / f"{slug}.md"
+        page = page_path.read_text()
+        section = section_of(page)
+        if section is None:
+            problems.append(f"{slug}: docs/papers/{slug}.md has no generated results section")
+            continue
+        lines = section.splitlines()
+        at = [i for i, line in enumerate(lines) if MUTATION_LINE.match(line)]
+        if len(at) != 1:
+            problems.append(
+                f"{slug}: expected one mutation line in the generated section, found {len(at)}"
+            )
+            continue
+        wanted = mutation_line(slug, read_mutation(project, slug))
+        if check:
+            if lines[at[0]] != wanted:
+                problems.append(
+                    f"{slug}: the page's mutation line differs from docs/mutation/{slug}.json:\n  {wanted}"
+                )
+        elif lines[at[0]] != wanted:
+            lines[at[0]] = wanted
+            page_path.write_text(page.replace(section, "\n".join(lines), 1))
+        row = [
+            i for i, line in enumerate(board) if line.startswith(f"| [{slug}](papers/{slug}.md) |")
+        ]
+        if len(row) != 1:
+            problems.append(f"{slug}: expected one row in docs/results.md, found {len(row)}")
+            continue
+        cells = board[row[0]].split(" | ")
+        cell = mutation_cell(read_mutation(project, slug))
+        if check and cells[SCOREBOARD_MUTATION_COLUMN] != cell:
+            problems.append(
+                f"{slug}: docs/results.md's mutation score differs from docs/mutation/{slug}.json ({cell})"
+            )
+        cells[SCOREBOARD_MUTATION_COLUMN] = cell
+        board[row[0]] = " | ".join(cells)
+    if not check and board:
+        board_path.write_text("\n".join(board) + "\n")
     return problems
