@@ -100,6 +100,8 @@ def test_the_page_and_scoreboard_show_the_measured_mutation_score_and_check_sees
     page = reported / "docs/papers/srca.md"
     score_file = reported / "docs/mutation/srca.json"
     score_file.parent.mkdir(exist_ok=True)
+    score_file.unlink(missing_ok=True)  # start from "not measured", whatever the checkout holds
+    assert build(reported, ["srca"], env="fast") == []
     measured = {"mutants": 40, "killed": 35, "equivalent": 2, "survived": 3, "score": 35 / 38}
     score_file.write_text(json.dumps({**measured, "commit": "abc1234", "date": "2026-12-01"}))
     original = page.read_text()
@@ -207,3 +209,65 @@ def test_mutation_only_names_a_page_without_its_generated_section(tmp_path):
     assert update_mutation(tmp_path, ["srca"]) == [
         "srca: docs/papers/srca.md has no generated results section"
     ]
+
+
+BOARD = """# Scoreboard: which claims reproduced
+
+Written by `make report` from the latest successful run of each paper in the `base` environment.
+
+| paper | gating reproduced | reported-only hold | run | commit | date | wall time | mutation score | headline figure |
+|---|---|---|---|---|---|---|---|---|
+| [aa](papers/aa.md) | 1 / 1 | 0 / 0 | `r1` | `c1` | d | 1 s | - | - |
+| [bb](papers/bb.md) | 0 / 1 | 0 / 0 | `r2` | `c2` | d | 2 s | - | - |
+| [cc](papers/cc.md) | 1 / 1 | 0 / 0 | `r3` | `c3` | d | 3 s | - | - |
+{planned}
+
+## Every claim
+
+| paper | claim | statement | paper's number | ours | gates | reproduced |
+|---|---|---|---|---|---|---|
+| aa | a1 | s | p | o | yes | yes |
+| bb | b1 | s | p | o | yes | no |
+| bb | b2 | s | p | o | no | no |
+| cc | c1 | s | p | o | yes | yes |
+"""
+
+
+def test_a_report_of_some_papers_replaces_their_rows_and_keeps_the_others():
+    from paper_pipelines.ops.report import merge_scoreboard
+
+    old = BOARD.format(planned="| zz | not implemented yet | | | | | | | |")
+    new = """Written by `make report` from the latest successful run of each paper in the `base` environment.
+
+| paper | gating reproduced | reported-only hold | run | commit | date | wall time | mutation score | headline figure |
+|---|---|---|---|---|---|---|---|---|
+| [bb](papers/bb.md) | 1 / 1 | 0 / 0 | `r9` | `c9` | d | 9 s | - | - |
+| [dd](papers/dd.md) | 1 / 1 | 0 / 0 | `r8` | `c8` | d | 8 s | - | - |
+| yy | not implemented yet | | | | | | | |
+
+## Every claim
+
+| paper | claim | statement | paper's number | ours | gates | reproduced |
+|---|---|---|---|---|---|---|
+| bb | b1 | s | p | o | yes | yes |
+| dd | d1 | s | p | o | yes | yes |
+"""
+    merged = merge_scoreboard(old, new, ["bb", "dd"]).splitlines()
+    rows = [line for line in merged if line.startswith("| ") and "---" not in line]
+    assert [r.split(" | ")[0] for r in rows] == [
+        "| paper", "| [aa](papers/aa.md)", "| [bb](papers/bb.md)", "| [cc](papers/cc.md)",
+        "| [dd](papers/dd.md)", "| yy", "| paper", "| aa", "| bb", "| cc", "| dd",
+    ]  # fmt: skip
+    assert "`r9`" in rows[2] and "`r3`" in rows[3]  # bb from the new run, cc kept
+    assert "| bb | b2 |" not in "\n".join(merged)  # bb's claims are the new run's only
+    assert "| zz |" not in "\n".join(merged)  # planned rows follow the README of now
+
+
+def test_merging_a_board_with_itself_changes_nothing():
+    from paper_pipelines.ops.report import _board_rows, merge_scoreboard
+
+    board = (PROJECT_ROOT / "docs/results.md").read_text()
+    slugs = list(_board_rows(board)[1])
+    assert len(slugs) == 20
+    assert merge_scoreboard(board, board, slugs) == board
+    assert merge_scoreboard(board, board, slugs[:3]) == board

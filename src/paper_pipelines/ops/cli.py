@@ -254,9 +254,7 @@ def cmd_report(args) -> int:
     if args.mutation_only:
         problems = update_mutation(project, slugs, check=args.check)
     else:
-        problems = build(
-            project, slugs, args.env, run_ids, check=args.check, scoreboard=not args.only
-        )
+        problems = build(project, slugs, args.env, run_ids, check=args.check)
     for problem in problems:
         print(f"{'FAIL' if args.check else 'skipped'}: {problem}", file=sys.stderr)
     verb = "checked" if args.check else "wrote"

@@ -185,12 +185,11 @@ def mutation_cell(mutation: dict[str, Any] | None) -> str:
     return score
 
 
-def paper_section(run: PaperRun, mutation: dict[str, Any] | None = None) -> str:
-    """The generated part of a page: run line, results table, claims table, mutation score."""
+def section_body(run: PaperRun) -> list[str]:
+    """The lines a paper's and an optional pipeline's sections share: run line, results and claims."""
     claims = run.claims.assign(reproduced=run.claims["holds"]).drop(columns=["holds", "condition"])
     gated = claims[claims["gates"]]
-    lines = [
-        BEGIN,
+    return [
         run_line(run.record),
         "",
         markdown_table(run.results),
@@ -202,11 +201,12 @@ def paper_section(run: PaperRun, mutation: dict[str, Any] | None = None) -> str:
         markdown_table(
             claims[["claim", "statement", "ours", "paper", "source", "gates", "reproduced"]]
         ),
-        "",
-        mutation_line(run.slug, mutation),
-        END,
     ]
-    return "\n".join(lines)
+
+
+def paper_section(run: PaperRun, mutation: dict[str, Any] | None = None) -> str:
+    """The generated part of a page: run line, results table, claims table, mutation score."""
+    return "\n".join([BEGIN, *section_body(run), "", mutation_line(run.slug, mutation), END])
 
 
 def optional_markers(name: str) -> tuple[str, str]:
@@ -229,8 +229,7 @@ def optional_section(run: PaperRun) -> str:
     """An optional pipeline's section: run line, results table and claims (no mutation score: its
     method modules are the paper's)."""
     begin, end = optional_markers(run.slug)
-    body = paper_section(run).splitlines()[1:-3]  # without the paper markers and mutation line
-    return "\n".join([begin, *body, end])
+    return "\n".join([begin, *section_body(run), end])
 
 
 def _split(page: str, begin: str, end: str) -> tuple[str, str, str] | None:
@@ -451,7 +450,9 @@ def build(
 ) -> list[str]:
     """Write (or, with ``check``, verify) the pages and the scoreboard; returns the problems found.
 
-    ``scoreboard=False`` writes the pages only (a report of some papers must not shrink docs/results.md).
+    The scoreboard is written whole when every implemented paper has a run here; otherwise the papers
+    reported replace their own rows in the existing docs/results.md and the others keep theirs (a
+    fresh checkout has only the runs made in it). ``scoreboard=False`` writes the pages only.
     """
     from paper_pipelines.ops.lineage import project_catalog
 
@@ -504,10 +505,82 @@ def build(
         readme = (project / "README.md").read_text()
         frame = scoreboard_frame(runs, planned_papers(readme))
         mutation = {run.slug: read_mutation(project, run.slug) for run in runs}
-        (project / "docs/results.md").write_text(scoreboard_markdown(frame, runs, env, mutation))
-        if catalog is not None and "scoreboard" in catalog:
+        board_path = project / "docs/results.md"
+        board = scoreboard_markdown(frame, runs, env, mutation)
+        complete = {run.slug for run in runs} >= set(implemented_papers(project))
+        if not complete and board_env(board_path) == (env or "base"):
+            # the papers without a run here keep the rows of the runs they cite
+            board = merge_scoreboard(board_path.read_text(), board, [run.slug for run in runs])
+        board_path.write_text(board)
+        if complete and catalog is not None and "scoreboard" in catalog:
             catalog.save("scoreboard", frame.astype({"reproduced": "boolean", "gates": "boolean"}))
     return problems
+
+
+def board_env(path: Path) -> str | None:
+    """The environment whose runs a written scoreboard reports (None without one)."""
+    if not path.is_file():
+        return None
+    m = re.search(r"run of each paper in the `([^`]+)` environment", path.read_text())
+    return m[1] if m else None
+
+
+def _board_rows(board: str) -> tuple[list[str], dict[str, str], dict[str, list[str]]]:
+    """The lines of a scoreboard, its summary row per paper and its claim rows per paper."""
+    lines = board.rstrip("\n").split("\n")
+    summary: dict[str, str] = {}
+    detail: dict[str, list[str]] = {}
+    in_detail = False
+    for line in lines:
+        if line.startswith("## Every claim"):
+            in_detail = True
+        m = re.match(r"^\| \[([a-z0-9_]+)\]\(papers/", line)
+        if m and not in_detail:
+            summary[m[1]] = line
+        m = re.match(r"^\| ([a-z0-9_]+) \| ", line)
+        if m and in_detail and m[1] != "paper":
+            detail.setdefault(m[1], []).append(line)
+    return lines, summary, detail
+
+
+PLANNED_ROW = re.compile(r"^\| [a-z0-9_]+ \| not implemented yet \|")
+
+
+def merge_scoreboard(old: str, new: str, slugs: list[str]) -> str:
+    """``old`` with the summary and claim rows of ``slugs`` taken from ``new`` (the scoreboard of a
+    report of some papers): the other papers keep their rows, in their places."""
+    lines, old_summary, old_detail = _board_rows(old)
+    _, new_summary, new_detail = _board_rows(new)
+    planned = [line for line in new.split("\n") if PLANNED_ROW.match(line)]
+    out, done = [], set()
+    last_summary = last_detail = None
+    for line in lines:
+        if PLANNED_ROW.match(line):  # the README of now says which papers are planned
+            continue
+        summary = next((s for s, row in old_summary.items() if row == line), None)
+        claim = next((s for s, rows in old_detail.items() if line in rows), None)
+        if summary in slugs:
+            out.append(new_summary.get(summary, line))
+        elif claim in slugs:
+            if claim not in done:
+                out.extend(new_detail.get(claim, []))
+                done.add(claim)
+        else:
+            out.append(line)
+        if summary is not None:
+            last_summary = len(out)
+        if claim is not None:
+            last_detail = len(out)
+    # papers new to the board go after the last row of each table, then the planned ones
+    added = [new_summary[s] for s in slugs if s in new_summary and s not in old_summary] + planned
+    if added and last_summary is not None:
+        out[last_summary:last_summary] = added
+        if last_detail is not None:
+            last_detail += len(added)
+    added = [s for s in slugs if s in new_detail and s not in old_detail]
+    if added and last_detail is not None:
+        out[last_detail:last_detail] = [row for s in added for row in new_detail[s]]
+    return "\n".join(out) + "\n"
 
 
 MUTATION_LINE = re.compile(
