@@ -17,29 +17,26 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from paper_pipelines.common.package_data import package_files
 from paper_pipelines.common.progress import progress
 
 logger = logging.getLogger(__name__)
 
 PAD = "[nop]"  # SELFIES's no-operation symbol: ignored when decoding, so it pads for free
-MOSES_FILE = ("dataset", "data", "train.csv.gz")
+MOSES_FILE = "dataset/data/train.csv.gz"  # inside the moses package folder
 INSTALL_HINT = "install it with `pip install --no-deps molsets==0.3.1` (make install does)"
 
 
 def moses_path() -> Path:
     """The MOSES training SMILES file inside the installed molsets wheel, found without importing
     ``moses`` (its dependencies are not installed)."""
-    spec = importlib.util.find_spec("moses")
-    if spec is None or not spec.submodule_search_locations:
-        raise FileNotFoundError(
-            f"les_molecules.data.source = moses needs the molsets package; {INSTALL_HINT}"
-        )
-    path = Path(next(iter(spec.submodule_search_locations))).joinpath(*MOSES_FILE)
-    if not path.is_file():
-        raise FileNotFoundError(
-            f"les_molecules.data.source = moses: {path} is missing from the molsets package; "
-            f"reinstall it ({INSTALL_HINT})"
-        )
+    (path,) = package_files(
+        "moses",
+        [MOSES_FILE],
+        needed_by="les_molecules.data.source = moses",
+        install_hint=INSTALL_HINT,
+        distribution="molsets",
+    )
     return path
 
 
