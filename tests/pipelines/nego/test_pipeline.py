@@ -156,3 +156,80 @@ def test_bad_input_fails_clearly_and_writes_nothing(fast_run, override, message)
     assert all(p.stat().st_mtime_ns == t for p, t in before.items())
     new = {p.relative_to(fast_run) for p in files_under(fast_run / "data") - set(before)}
     assert all("nego" not in str(p) for p in new), new
+
+
+def _sdf_env(project, name, sdf_path, extra=""):
+    """A Kedro environment whose molecules come from ``sdf_path`` through nego.molecules_sdf."""
+    env = project / "conf" / name
+    (env / "catalog").mkdir(parents=True, exist_ok=True)
+    (env / "parameters").mkdir(exist_ok=True)
+    (env / "catalog" / "nego.yml").write_text(
+        "nego.molecules_sdf:\n  type: paper_pipelines.datasets.SDFDataset\n"
+        f"  filepath: {sdf_path}\n"
+    )
+    (env / "parameters" / "nego.yml").write_text(
+        "nego:\n  split:\n    kinds: [molecules]\n    molecule_source: catalog\n"
+        f"    molecule_label: activity\n{extra}"
+    )
+    return name
+
+
+@pytest.mark.parametrize(
+    ("case", "message"),
+    [
+        (
+            "missing",
+            r"Input dataset 'nego\.molecules_sdf' has no data at /no/such/folder/mine\.sdf",
+        ),
+        ("no_molecule", r"RDKit parsed no molecule from .*mine\.sdf"),
+        ("no_label", r"nego\.split\.molecule_label = 'activity': 40 of 40 molecules"),
+    ],
+)
+def test_a_bad_users_sdf_fails_clearly_and_writes_nothing(fast_run, tmp_path, case, message):
+    from tests.pipelines.nego.test_molecules_sdf import alcohols, write_sdf
+
+    sdf = tmp_path / "mine.sdf"
+    if case == "no_molecule":
+        sdf.write_text("a list of names, not molecules\n")
+    elif case == "no_label":
+        write_sdf(sdf, [(smiles, {"solubility": "high"}) for smiles, _ in alcohols(40)])
+    else:
+        sdf = "/no/such/folder/mine.sdf"
+    env = _sdf_env(fast_run, f"sdf_{case}", sdf)
+    before = {p: p.stat().st_mtime_ns for p in files_under(fast_run / "data")}
+    with pytest.raises(Exception, match=message) as info:
+        run_session(fast_run, SLUG, env=env)
+    if case == "missing":  # refused by the input check before any node
+        assert isinstance(info.value, FileNotFoundError)
+        assert "nothing was run or written" in str(info.value)
+    assert all(p.stat().st_mtime_ns == t for p, t in before.items())
+    new = {p.relative_to(fast_run) for p in files_under(fast_run / "data") - set(before)}
+    assert all("nego" not in str(p) for p in new), new
+
+
+def test_a_users_sdf_runs_through_the_catalog_entry(tmp_path):
+    """40 alcohols labelled active / inactive: two classes, trained and evaluated end to end."""
+    from tests.pipelines.nego.test_molecules_sdf import alcohols, write_sdf
+
+    project = make_project_copy(tmp_path / "project")
+    sdf = write_sdf(tmp_path / "mine.sdf", alcohols(40))
+    small = (
+        "  model:\n    hidden: 8\n    layers: 2\n"
+        "  train:\n    epochs: 1\n    batch_size: 16\n    methods: [erm, nego_r]\n"
+        "  evaluation:\n    explain_graphs: 2\n"
+    )
+    run_session(project, SLUG, env=_sdf_env(project, "user_sdf", sdf, small))
+    root = project / "data"
+    graphs = _latest_parquet(root / "01_raw/nego/graphs_table.parquet")
+    assert set(graphs["split"]) == {"molecules"} and len(graphs) == 40
+    assert graphs["width"].tolist() == list(range(2, 42))
+    assert graphs["y"].tolist() == [1, 0] * 20  # active (even k) = 0, inactive = 1
+    runs = _latest_parquet(root / "07_model_output/nego/runs_table.parquet")
+    assert sorted(runs["method"]) == ["erm", "nego_r"] and set(runs["split"]) == {"molecules"}
+    assert runs["acc_ood_test"].between(0, 1).all() and runs["mask_auc"].isna().all()
+    states = TorchDataset(
+        filepath=str(root / "06_models/nego/classifiers_model.pt"), version=Version(None, None)
+    ).load()
+    head = states["molecules/erm/seed0"]
+    last = sorted(k for k in head if k.endswith(".weight"))[-1]
+    assert head[last].shape[0] == 2  # the classifier's last layer: one output per label value

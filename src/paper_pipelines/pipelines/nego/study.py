@@ -39,11 +39,29 @@ def build_datasets(graphs: pd.DataFrame, ood_splits: dict[str, Any]) -> dict[str
     }
 
 
+def class_counts(graphs: pd.DataFrame, data) -> dict[str, int]:
+    """Classes of each split of the graph table: the motifs, or on the molecules split the distinct
+    values of the label property (molecules.read_molecules numbers them 0..K-1)."""
+    return {
+        str(split): int(frame["y"].max()) + 1 if split == "molecules" else len(data.motifs)
+        for split, frame in graphs.groupby("split", sort=False)
+    }
+
+
 def run_config(
-    method: str, data, model, prompt, extractor, loss, train, split: str = HEADLINE
+    method: str,
+    data,
+    model,
+    prompt,
+    extractor,
+    loss,
+    train,
+    split: str = HEADLINE,
+    num_classes: int | None = None,
 ) -> training.RunConfig:
     """The RunConfig of one method on one split from the parameter blocks (the molecules split has
-    atom features and the solubility classes; the motif splits all-ones features and the motifs)."""
+    atom features and ``num_classes`` label values, from :func:`class_counts`; the motif splits
+    all-ones features and the motifs)."""
     is_molecules = split == "molecules"
     weights = framework.LossWeights(
         lambda_neg=loss.lambda_neg,
@@ -59,7 +77,7 @@ def run_config(
     )
     return training.RunConfig(
         method=method,
-        num_classes=len(molecules.CLASSES) if is_molecules else len(data.motifs),
+        num_classes=len(data.motifs) if num_classes is None else num_classes,
         in_dim=molecules.NUM_FEATURES if is_molecules else 1,
         hidden=model.hidden,
         layers=model.layers,
@@ -93,13 +111,25 @@ def load_model(state: dict, cfg: training.RunConfig, device: str):
 
 
 def evaluate_runs(
-    classifiers, train_log, datasets, data, model, prompt, extractor, loss, train, device
+    classifiers,
+    train_log,
+    datasets,
+    data,
+    model,
+    prompt,
+    extractor,
+    loss,
+    train,
+    device,
+    classes=None,
 ) -> pd.DataFrame:
-    """One row per run: accuracy on every part, severe drop, OOD-test edge-mask AUC, epoch, seconds."""
+    """One row per run: accuracy on every part, severe drop, OOD-test edge-mask AUC, epoch, seconds
+    (``classes``: :func:`class_counts`, needed where a molecules split is evaluated)."""
     rows = []
     for (method, split, seed), log in train_log.groupby(["method", "split", "seed"], sort=False):
         run = {"method": method, "split": split, "seed": int(seed)}
-        cfg = run_config(method, data, model, prompt, extractor, loss, train, split)
+        num_classes = (classes or {}).get(split)
+        cfg = run_config(method, data, model, prompt, extractor, loss, train, split, num_classes)
         net = load_model(classifiers[run_key(run)], cfg, device)
         row: dict[str, Any] = dict(run)
         for part in PARTS:
@@ -149,7 +179,8 @@ def probe_environment(
     dataset = training.to_dataset(graphs, ids, ENVIRONMENTS)
     y = training.labels_of(dataset)
     base = graphs.loc[ids, "base"].to_numpy()
-    cfg = run_config("nego_r", data, model, prompt, extractor, loss, train, split)
+    num_classes = class_counts(graphs, data)[split]
+    cfg = run_config("nego_r", data, model, prompt, extractor, loss, train, split, num_classes)
     ys, bs = [], []
     for key in keys:
         env = training.predict(load_model(classifiers[key], cfg, device), dataset, 256, device)[
@@ -186,11 +217,12 @@ def explain(
                 "masks": {},
             }
         )
+    num_classes = class_counts(graphs, data)[split]
     for method in train.methods:
         key = f"{split}/{method}/seed0"
         if method not in training.EXTRACTOR_METHODS or key not in classifiers:
             continue
-        cfg = run_config(method, data, model, prompt, extractor, loss, train, split)
+        cfg = run_config(method, data, model, prompt, extractor, loss, train, split, num_classes)
         pred = training.predict(load_model(classifiers[key], cfg, device), dataset, 256, device)
         for i, g in enumerate(out["graphs"]):
             g["masks"][method] = pred["mask"][pred["mask_graph"] == i].tolist()
