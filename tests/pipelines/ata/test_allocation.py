@@ -79,3 +79,42 @@ def test_bad_inputs_fail_clearly():
         water_filling(np.array([1.0, -1.0]), 2)
     with pytest.raises(ValueError, match="unknown tie_break"):
         water_filling(np.array([1.0]), 1, tie_break="lowest")
+
+
+def test_water_level_by_hand_and_with_unexplored_workers():
+    # table 2, 4, 6 | 3, 6, 9: the 2nd smallest is 3, the 3rd is 4
+    s = np.array([2.0, 3.0])
+    assert water_level(s, 2) == 3.0 and water_level(s, 3) == 4.0
+    assert water_level(np.array([5.0]), 3) == 15.0
+    assert water_level(np.array([0.0, 5.0]), 4) == 0.0  # a free worker takes everything
+
+
+def test_proxy_loss_of_the_empty_allocation_is_zero():
+    assert proxy_loss(np.zeros(3, dtype=int), np.array([1.0, 2.0, 3.0])) == 0.0
+    assert proxy_loss(np.array([], dtype=int), np.array([])) == 0.0
+
+
+def test_heap_reference_by_hand():
+    # index rule: ties go to the lowest worker; spread rule: to the worker with fewer tasks so far.
+    s = np.array([1.0, 1.0, 3.0])
+    assert water_filling_heap(s, 3, "index").tolist() == [2, 1, 0]
+    assert water_filling_heap(s, 4, "spread").tolist() == [2, 2, 0]
+    assert water_filling_heap(np.zeros(3), 2, "spread", tie_rank=np.array([2, 0, 1])).tolist() == [
+        0,
+        1,
+        1,
+    ]
+    assert water_filling_heap(np.zeros(2), 3, "index").tolist() == [3, 0]
+
+
+def test_default_keys_are_no_observations_and_the_worker_index():
+    # without n_obs / tie_rank, ties among equal values fall back to the lowest index
+    assert water_filling(np.zeros(3), 1, "spread").tolist() == [1, 0, 0]
+    assert water_filling(np.zeros(3), 2, "spread").tolist() == [1, 1, 0]
+    assert water_filling(np.array([2.0, 1.0]), 1).tolist() == [0, 1]
+
+
+def test_non_finite_or_empty_scores_fail():
+    for bad in (np.array([]), np.array([1.0, np.inf]), np.array([np.nan])):
+        with pytest.raises(ValueError, match="non-empty vector of finite values >= 0"):
+            water_filling(bad, 1)

@@ -143,3 +143,51 @@ def test_bad_constructor_arguments_fail_clearly(kwargs, message):
     args = {"n": 3, "B": 2, "bound": "lcb", "width": 1.0, **kwargs}
     with pytest.raises(ValueError, match=message):
         AdaptiveAllocator(**args)
+
+
+def test_lcb_ata_empirical_by_hand():
+    # k = 2: L = ln 8; K = 9 observations: width = sqrt(L / 9) + L / 9; s = mu_hat (1 - 2 eta width).
+    L = np.log(8.0)
+    width = np.sqrt(L / 9) + L / 9
+    s = lcb_ata_empirical(np.array([5.0, 7.0]), np.array([9, 0]), 2, eta=0.1)
+    assert s[0] == pytest.approx(5.0 * (1 - 2 * 0.1 * width))
+    assert s[1] == 0.0
+    # another constant c: s = mu_hat (1 - c eta width)
+    s = lcb_ata_empirical(np.array([5.0]), np.array([9]), 2, eta=0.1, conf_scale=0.5)
+    assert s[0] == pytest.approx(5.0 * (1 - 0.5 * 0.1 * width))
+
+
+def test_lcb_ata_clips_at_zero_and_uses_the_constant():
+    L = np.log(2.0)
+    assert (
+        lcb_ata(np.array([1.0]), np.array([1]), 1, alpha=5.0)[0] == 0.0
+    )  # 1 - 10 (sqrt L + L) < 0
+    s = lcb_ata(np.array([10.0]), np.array([4]), 1, alpha=1.0, conf_scale=0.5)
+    assert s[0] == pytest.approx(10 - 0.5 * (np.sqrt(L / 4) + L / 4))
+
+
+def test_allocator_scores_follow_its_bound_and_constant():
+    # the allocator's bounds are the module functions at its own width and constant
+    for bound, fn in (("lcb", lcb_ata), ("empirical", lcb_ata_empirical)):
+        policy = AdaptiveAllocator(2, 3, bound, width=0.3, conf_scale=1.5)
+        policy.observe(np.array([4, 2]), np.array([8.0, 10.0]))  # means 2 and 5
+        expected = fn(np.array([2.0, 5.0]), np.array([4, 2]), 7, 0.3, conf_scale=1.5)
+        np.testing.assert_allclose(policy.scores(7), expected)
+        assert policy.mu_hat.tolist() == [2.0, 5.0]
+
+
+def test_observe_adds_to_earlier_observations():
+    policy = AdaptiveAllocator(2, 2, "lcb", width=0.0)
+    policy.observe(np.array([1, 0]), np.array([3.0, 9.0]))  # the idle worker's sum is ignored
+    policy.observe(np.array([1, 2]), np.array([5.0, 4.0]))
+    assert policy.counts.tolist() == [2, 2] and policy.sums.tolist() == [8.0, 4.0]
+    assert policy.mu_hat.tolist() == [4.0, 2.0]
+
+
+def test_default_generator_is_seeded():
+    # without a generator the tie ranks come from default_rng(0): runs repeat exactly
+    given = AdaptiveAllocator(6, 2, "lcb", width=1.0, rng=np.random.default_rng(0))
+    default = AdaptiveAllocator(6, 2, "lcb", width=1.0)
+    assert [given.allocate(k).tolist() for k in range(1, 6)] == [
+        default.allocate(k).tolist() for k in range(1, 6)
+    ]

@@ -9,8 +9,10 @@ from paper_pipelines.pipelines.ata.cost_model import (
     psi1_norm_centred_exponential,
     round_time,
     sample_task_times,
+    sample_unit_noise,
     split_mean,
     sub_exponential_norms,
+    unit_noise_std,
     worker_time,
 )
 
@@ -60,3 +62,72 @@ def test_bad_instances_fail_clearly():
         split_mean(np.array([1.0, 0.0]), 1.0)
     with pytest.raises(ValueError, match="unknown worker-time family 'gamma'"):
         sample_task_times(np.ones(2), np.ones(2), "gamma", 1, 1, np.random.default_rng(0))
+
+
+def test_unit_noise_std_by_family():
+    # Exp(1): sd 1; lognormal: sd = sqrt(e^{sigma^2} - 1); Lomax scaled to mean 1: sd = sqrt(a / (a - 2)).
+    assert unit_noise_std("shifted_exponential") == 1.0
+    assert unit_noise_std("lognormal", lognormal_sigma=0.5) == pytest.approx(
+        np.sqrt(np.e**0.25 - 1)
+    )
+    assert unit_noise_std("pareto", pareto_shape=4.0) == pytest.approx(np.sqrt(2.0))
+    assert unit_noise_std("pareto") == pytest.approx(np.sqrt(3.0))  # default shape 3
+    assert unit_noise_std("lognormal") == pytest.approx(np.sqrt(np.e - 1))  # default sigma 1
+    with pytest.raises(ValueError, match=r"pareto_shape must be > 2 \(finite variance\), got 2"):
+        unit_noise_std("pareto", pareto_shape=2.0)
+    with pytest.raises(ValueError, match="unknown worker-time family"):
+        unit_noise_std("gamma")
+
+
+@pytest.mark.parametrize(
+    ("family", "kwargs"),
+    [
+        ("shifted_exponential", {}),
+        ("lognormal", {"lognormal_sigma": 0.5}),
+        ("pareto", {"pareto_shape": 5.0}),
+    ],
+)
+def test_sampled_noise_has_unit_mean_and_the_stated_sd(family, kwargs):
+    noise = sample_unit_noise(family, (400_000,), np.random.default_rng(1), **kwargs)
+    assert noise.min() >= 0.0
+    assert noise.mean() == pytest.approx(1.0, abs=0.01)
+    assert noise.std() == pytest.approx(unit_noise_std(family, **kwargs), rel=0.03)
+
+
+def test_sub_exponential_norms_of_the_other_families_use_their_sd():
+    c = psi1_norm_centred_exponential()
+    spread = np.array([1.0, 2.0])
+    lognormal = sub_exponential_norms(spread, "lognormal", lognormal_sigma=0.5)
+    assert lognormal == pytest.approx(c * np.sqrt(np.e**0.25 - 1) * spread)
+    pareto = sub_exponential_norms(spread, "pareto", pareto_shape=4.0)
+    assert pareto == pytest.approx(c * np.sqrt(2.0) * spread)
+
+
+def test_sample_task_times_is_shift_plus_spread_times_noise():
+    shift, spread = np.array([1.0, 10.0]), np.array([2.0, 0.5])
+    X = sample_task_times(shift, spread, "lognormal", 3, 4, np.random.default_rng(7), 0.3, 3.0)
+    noise = sample_unit_noise("lognormal", (3, 2, 4), np.random.default_rng(7), 0.3)
+    assert X.shape == (3, 2, 4)
+    np.testing.assert_allclose(X, shift[None, :, None] + spread[None, :, None] * noise)
+
+
+def test_split_mean_by_hand_and_bad_shift_factor():
+    # mu = shift + spread with spread = mu / (1 + f): f = 3 gives spread 1/4 of the mean
+    shift, spread = split_mean(np.array([4.0, 8.0]), 3.0)
+    assert shift.tolist() == [3.0, 6.0] and spread.tolist() == [1.0, 2.0]
+    assert split_mean(np.array([4.0]), 0.0)[0].tolist() == [0.0]  # f = 0: pure exponential
+    with pytest.raises(ValueError, match="shift_factor must be >= 0, got -0.5"):
+        split_mean(np.array([4.0]), -0.5)
+    with pytest.raises(ValueError, match="finite and > 0"):
+        split_mean(np.array([np.inf]), 1.0)
+
+
+def test_mean_task_times_with_another_shift_factor():
+    assert mean_task_times(2, 3.0, 0.5).tolist() == [4.5, 9.0]  # 3 * 1.5 * i
+    assert mean_task_times(1, 1.0, 0.0).tolist() == [1.0]
+
+
+def test_round_and_worker_time_of_a_single_busy_worker():
+    cum = np.array([[1.0, 3.0], [2.0, 7.0]])
+    assert round_time(cum, np.array([0, 2])) == 7.0 and worker_time(cum, np.array([0, 2])) == 7.0
+    assert round_time(cum, np.array([1, 1])) == 2.0 and worker_time(cum, np.array([1, 1])) == 3.0

@@ -4,6 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from paper_pipelines.pipelines.ata.cost_model import psi1_norm_centred_exponential
 from paper_pipelines.pipelines.ata.data import load_digits_frame, split_and_scale, worker_profiles
 
 
@@ -61,3 +62,29 @@ def test_shuffle_keeps_the_means_and_records_the_speed_rank():
     assert (profiles["mu"] == 2.0 * profiles["input_order"]).all()
     assert profiles["input_order"].tolist() != list(range(1, 8))
     assert sum(meta["a_star"]) == 4
+
+
+def test_worker_profiles_with_given_means_by_hand():
+    # means 2, 4 with f = 1: spread 1, 2; alpha_i = 1.531 * spread; B = 3 gives a* = (2, 1), proxy 4.
+    profiles, meta = worker_profiles(
+        2, 3, "shifted_exponential", 99.0, 1.0, [2.0, 4.0], 1.0, 3.0, rng=None
+    )
+    c = psi1_norm_centred_exponential()
+    assert profiles["spread"].tolist() == [1.0, 2.0]
+    assert profiles["alpha"].to_numpy() == pytest.approx([c, 2 * c])
+    assert profiles["worker"].tolist() == [0, 1] and profiles["input_order"].tolist() == [1, 2]
+    assert meta["alpha"] == pytest.approx(2 * c)
+    assert meta["eta"] == pytest.approx(c / 2)
+    assert meta["a_star"] == [2, 1] and meta["proxy_star"] == 4.0
+    # Sec. 3: E[C(a)] <= (1 + 4 eta ln B) l(a, mu)
+    assert meta["sandwich_upper"] == pytest.approx(1 + 4 * (c / 2) * np.log(3))
+    assert (meta["n"], meta["B"], meta["family"]) == (2, 3, "shifted_exponential")
+
+
+def test_worker_profiles_pass_the_family_parameters():
+    _, lognormal = worker_profiles(2, 2, "lognormal", 1.0, 1.0, None, 0.5, 3.0, rng=None)
+    # alpha / mu = 1.531 * sd / (1 + f) for every worker
+    c = psi1_norm_centred_exponential()
+    assert lognormal["eta"] == pytest.approx(c * np.sqrt(np.e**0.25 - 1) / 2)
+    _, pareto = worker_profiles(2, 2, "pareto", 1.0, 1.0, None, 1.0, 4.0, rng=None)
+    assert pareto["eta"] == pytest.approx(c * np.sqrt(2.0) / 2)

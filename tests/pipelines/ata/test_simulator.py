@@ -18,6 +18,8 @@ from paper_pipelines.pipelines.ata.cost_model import (
 )
 from paper_pipelines.pipelines.ata.simulator import (
     POLICIES,
+    _allocation_block,
+    check_policies,
     observed_task_sums,
     play_adaptive_round,
     simulate_policies,
@@ -185,3 +187,149 @@ def test_zero_bound_count_by_hand():
         policy, 3, cum
     )  # s = (3, 15): table 3, 6 | 15 -> both to worker 0
     assert a.tolist() == [2, 0] and zero == 0
+
+
+def test_allocation_block_by_hand():
+    # two rounds, two workers; cum[r, i, u] = time of worker i's first u+1 tasks in round r
+    cum = np.array([[[1.0, 3.0], [2.0, 5.0]], [[4.0, 4.5], [1.0, 1.5]]])
+    alloc = np.array([[2, 0], [1, 1]])
+    rt, wt = _allocation_block(cum, alloc)
+    assert rt.tolist() == [3.0, 4.0]  # round 0: worker 1 idle; round 1: max(4, 1)
+    assert wt.tolist() == [3.0, 5.0]
+
+
+def test_uta_even_gives_the_remainder_to_a_random_subset_drawn_once():
+    rng = np.random.default_rng(3)
+    even = uta_allocations(4, 6, 5, rng, "even")
+    assert (even == even[0]).all() and sorted(even[0].tolist()) == [1, 1, 2, 2]
+    extra = np.random.default_rng(3).permutation(4)[:2]
+    assert sorted(np.flatnonzero(even[0] == 2).tolist()) == sorted(extra.tolist())
+    assert uta_allocations(3, 6, 2, rng, "even").tolist() == [[2, 2, 2]] * 2
+    # random mode: the multinomial draws of the generator, uniform over workers
+    draws = uta_allocations(4, 6, 3, np.random.default_rng(8))
+    ref = np.random.default_rng(8).multinomial(6, [0.25] * 4, size=3)
+    assert draws.tolist() == ref.tolist()
+
+
+def test_simulated_columns_of_fixed_policies_by_hand():
+    shift, spread, alpha, eta = instance(4)
+    mu = shift + spread
+    K, B = 6, 3
+    log = simulate_policies(
+        shift, spread, "shifted_exponential", B, K, ["UTA", "GTA", "FTA"], 2, alpha, eta, block=4
+    )
+    assert log["k"].tolist() == list(range(1, K + 1)) * 3
+    assert log["policy"].tolist() == ["UTA"] * K + ["GTA"] * K + ["FTA"] * K
+    a_star = fta_allocation(mu, B)
+    best = (a_star * mu).max()
+    uta = uta_allocations(4, B, K, np.random.default_rng([2, 3]))  # UTA's stream: (seed, 3)
+    u = log[log.policy == "UTA"]
+    assert u["proxy"].to_numpy() == pytest.approx((uta * mu).max(axis=1))
+    assert u["proxy_ratio"].to_numpy() == pytest.approx((uta * mu).max(axis=1) / best)
+    assert u["workers_used"].tolist() == (uta > 0).sum(axis=1).tolist()
+    g = log[log.policy == "GTA"]
+    assert g["worker_time"].to_numpy() == pytest.approx(4 * g["round_time"].to_numpy())
+    assert g["proxy"].isna().all() and (g["workers_used"] == 4).all()
+    assert g["zero_bound_workers"].isna().all() and u["zero_bound_workers"].isna().all()
+    # GTA's round time from round k's own task times
+    for k in (1, 5):
+        X = sample_task_times(
+            shift, spread, "shifted_exponential", 1, B, np.random.default_rng([2, 0, k])
+        )
+        assert g[g.k == k]["round_time"].iloc[0] == pytest.approx(gta_round_times(X, B)[0])
+    f = log[log.policy == "FTA"]
+    assert (f["workers_used"] == (a_star > 0).sum()).all()
+
+
+def test_uta_even_mode_reaches_the_simulator():
+    shift, spread, alpha, eta = instance(3)
+    log = simulate_policies(
+        shift, spread, "shifted_exponential", 6, 4, ["UTA"], 0, alpha, eta, uta_mode="even"
+    )
+    assert (log["workers_used"] == 3).all()
+    mu = shift + spread
+    assert log["proxy"].to_numpy() == pytest.approx(np.full(4, 2 * mu.max()))
+
+
+def test_adaptive_policies_get_their_bound_width_and_tie_rule():
+    # ATA uses alpha with the lcb bound, ATA-Empirical eta with the scale-free one; both rerun by hand.
+    shift, spread, alpha, eta = instance(5)
+    K, B, seed = 5, 4, 6
+    log = simulate_policies(
+        shift,
+        spread,
+        "shifted_exponential",
+        B,
+        K,
+        ["ATA", "ATA_EMP"],
+        seed,
+        alpha,
+        eta,
+        conf_scale=1.5,
+        tie_break="index",
+        block=2,
+    )
+    for p, bound, width, stream in (("ATA", "lcb", alpha, 4), ("ATA_EMP", "empirical", eta, 5)):
+        policy = AdaptiveAllocator(
+            5,
+            B,
+            bound,
+            width,
+            conf_scale=1.5,
+            tie_break="index",
+            rng=np.random.default_rng([seed, stream]),
+        )
+        rows = log[log.policy == p]
+        for k in range(1, K + 1):
+            X = sample_task_times(
+                shift, spread, "shifted_exponential", 1, B, np.random.default_rng([seed, 0, k])
+            )
+            cum = np.cumsum(X[0], axis=1)
+            a, zero = play_adaptive_round(policy, k, cum)
+            row = rows[rows.k == k].iloc[0]
+            busy = a > 0
+            assert row.round_time == pytest.approx(cum[busy, a[busy] - 1].max())
+            assert row.workers_used == busy.sum() and row.zero_bound_workers == zero
+
+
+@pytest.mark.parametrize("policies", [[], ["ATA", "ATA"], ["FTA", "UTA", "FTA"]])
+def test_policy_list_must_be_non_empty_and_distinct(policies):
+    with pytest.raises(ValueError, match="non-empty list of distinct names"):
+        check_policies(policies)
+
+
+@pytest.mark.parametrize(("B", "K"), [(0, 5), (2, 0)])
+def test_simulator_needs_one_task_and_one_round(B, K):
+    shift, spread, alpha, eta = instance(3)
+    with pytest.raises(ValueError, match=f"B and K must be >= 1, got B={B}, K={K}"):
+        simulate_policies(shift, spread, "shifted_exponential", B, K, ["FTA"], 0, alpha, eta)
+
+
+@pytest.mark.parametrize(
+    ("family", "sigma", "shape"), [("lognormal", 0.3, 3.0), ("pareto", 1.0, 5.0)]
+)
+def test_family_parameters_reach_the_task_times(family, sigma, shape):
+    shift, spread, alpha, eta = instance(3)
+    log = simulate_policies(
+        shift,
+        spread,
+        family,
+        2,
+        2,
+        ["FTA"],
+        1,
+        alpha,
+        eta,
+        lognormal_sigma=sigma,
+        pareto_shape=shape,
+    )
+    a_star = fta_allocation(shift + spread, 2)
+    busy = a_star > 0
+    for k in (1, 2):
+        X = sample_task_times(
+            shift, spread, family, 1, 2, np.random.default_rng([1, 0, k]), sigma, shape
+        )
+        cum = np.cumsum(X[0], axis=1)
+        assert log[log.k == k]["round_time"].iloc[0] == pytest.approx(
+            cum[busy, a_star[busy] - 1].max()
+        )
