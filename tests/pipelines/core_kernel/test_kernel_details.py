@@ -139,3 +139,61 @@ def test_nystrom_features_in_blocks_equal_one_block_and_drop_null_directions():
     lin = one[1] @ one[1].T
     assert np.linalg.matrix_rank(lin, tol=1e-8) <= 2
     assert np.all(np.isfinite(one))
+
+
+def test_rbf_distances_are_clipped_at_zero_before_the_exponential():
+    # Far from the origin, ||x||^2 + ||y||^2 - 2 x.y loses digits and can come out below 0;
+    # clipped, exp(-d / (t med)) never exceeds 1.
+    x = 1e4 + np.random.default_rng(0).standard_normal((30, 3))
+    sq = np.sum(x * x, axis=1)
+    assert (sq[:, None] + sq[None, :] - 2 * x @ x.T).min() < 0  # the case the clip is for
+    raw = build_base_kernels(
+        x, [KernelSpec("rbf", 1.0)], np.random.default_rng(0), center=False, normalize=False
+    )
+    assert raw.max() <= 1.0
+
+
+def test_float32_stack_keeps_its_dtype_and_centres_with_float64_means():
+    x = np.random.default_rng(2).standard_normal((10, 3))
+    raw = build_base_kernels(x, [KernelSpec("linear")], np.random.default_rng(0), dtype=np.float32)
+    assert raw.dtype == np.float32
+    # Row [a, 1, -a, 1] with a = 1e8: float32 sums lose the 1s (mean 0.25), float64 gives 0.5,
+    # so the centred entry (0, 1) is 1 - 0.5 - 0.5 + 0.5 = 0.5 exactly.
+    a = 1e8
+    kernel = np.array(
+        [[a, 1, -a, 1], [1, a, 1, -a], [-a, 1, a, 1], [1, -a, 1, a]], dtype=np.float32
+    )
+    _kcenter_inplace(kernel)
+    assert kernel[0, 1] == 0.5
+
+
+def test_nystrom_drops_numerically_null_pilot_directions_of_large_kernels():
+    # Linear kernel of 2-D points of norm ~1e3: the pilot kernel's top eigenvalue is ~1e7 and the
+    # null ones are rounding noise (~1e-9); only eigenvalues above 1e-10 * top are inverted.
+    x = 1e3 * np.random.default_rng(4).standard_normal((25, 2))
+    feats = nystrom_features(
+        x, [KernelSpec("linear")], np.arange(0, 25, 3), np.random.default_rng(0)
+    )
+    assert np.linalg.matrix_rank(feats[0], tol=1e-6) == 2
+
+
+def test_validate_kernels_limits():
+    validate_kernels(np.stack([np.eye(3)]), k=3)  # k = n is allowed
+    # large n: the smallest eigenvalue is not computed, the message says nan
+    big = np.eye(2001)
+    big[0, 0] = -1.0
+    with pytest.raises(
+        ValueError, match=r"kernel 0 is not positive semi-definite \(smallest eigenvalue nan"
+    ):
+        validate_kernels(big[None], k=1)
+
+
+def test_knorm_messages_start_with_the_problem():
+    with pytest.raises(
+        ValueError, match="^a kernel has a non-positive diagonal entry after centring"
+    ):
+        knorm(np.zeros((2, 2)))
+    with pytest.raises(
+        ValueError, match="^a kernel has a non-positive diagonal entry after centring"
+    ):
+        _knorm_inplace(np.zeros((2, 2)))

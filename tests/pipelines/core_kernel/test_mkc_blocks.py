@@ -18,6 +18,7 @@ from paper_pipelines.pipelines.core_kernel.mkc import (
     run_mkc,
     simple_mkkm_cost,
     simple_mkkm_gradient,
+    simple_mkkm_update,
     top_eigen,
 )
 
@@ -153,3 +154,61 @@ def test_late_fusion_and_dispatch_errors():
         ValueError, match="unknown MKC algorithm 'kmeans'; allowed: mkkm, simplemkkm"
     ):
         run_mkc("kmeans", np.stack([np.eye(3)]), 2, {})
+
+
+def test_mkkm_on_identical_kernels_by_hand():
+    # K_1 = K_2 = diag(3, 1, 2) with traces 6, k = 1: H = e1, a_p = 6 - 3 -> gamma = (1/2, 1/2);
+    # objective sum gamma_p^2 tr(K_p) - tr(H^T K_gamma H) = 3 - 1.5 = 1.5 at every step.
+    same = np.stack([DIAG[0], DIAG[0]])
+    result = mkkm(same, 1, traces=np.array([6.0, 6.0]))
+    np.testing.assert_allclose(result.weights, [0.5, 0.5])
+    np.testing.assert_allclose(result.objective, 1.5)
+    assert result.n_iter == 3  # the relative change is 0 at the first check (iteration 3)
+    # tol = 0: a change of exactly 0 is not below it, so it runs until it > max_iter
+    assert mkkm(same, 1, tol=0.0, max_iter=4, traces=np.array([6.0, 6.0])).n_iter == 5
+
+
+def _relative_changes(objective):
+    objective = np.asarray(objective)
+    return np.abs(np.diff(objective)) / np.abs(objective[1:])
+
+
+def test_mkkm_and_late_fusion_stop_at_the_first_small_relative_change():
+    # Stopping rule of both MATLAB loops: from iteration 3 on, stop once |o_t - o_{t-1}| / |o| < tol.
+    rng = np.random.default_rng(5)
+    feats = rng.standard_normal((3, 30, 3)) * np.array([1.0, 0.3, 0.1])
+    kernels = np.stack([np.corrcoef(f) for f in feats])
+    mk = mkkm(kernels, 2, tol=1e-6, max_iter=200)
+    # MKKM divides by the earlier objective, late fusion by the later one
+    rel = np.abs(np.diff(mk.objective)) / np.abs(np.asarray(mk.objective)[:-1])
+    assert mk.n_iter > 3 and rel[-1] < 1e-6 and np.all(rel[1:-1] >= 1e-6)
+    lf = late_fusion(kernels, 2, tol=1e-9, max_iter=500)
+    rel = _relative_changes(lf.objective)
+    assert lf.n_iter > 3 and rel[-1] < 1e-9 and np.all(rel[1:-1] >= 1e-9)
+
+
+def test_mkkm_refusal_names_the_fix():
+    with pytest.raises(ValueError) as err:
+        mkkm_traces(np.stack([2 * np.eye(3)]), None)
+    message = str(err.value)
+    assert (
+        ") without traces: for a core kernel pass the CoreKernels object itself (run_mkc("
+        in message
+    )
+    assert "for full kernels normalise them first (kernels.knorm; " in message
+    assert "core_kernel.kernels.normalize: true) or pass traces=" in message
+
+
+def test_golden_section_finds_the_line_minimum_when_the_full_step_overshoots():
+    # n = 1: J(gamma) = gamma_1^2 * 1 + gamma_2^2 * 3, minimised on the simplex at (3/4, 1/4), J = 3/4.
+    # From (0.7, 0.3) a step of max_step = 1 overshoots, so the golden section alone finds the minimum.
+    kernels = np.array([[[1.0]], [[3.0]]])
+    gamma = np.array([0.7, 0.3])
+    cost, h = simple_mkkm_cost(kernels, gamma, 1)
+    grad = simple_mkkm_gradient(kernels, h, gamma)
+    new, new_cost, calls = simple_mkkm_update(
+        kernels, gamma, grad, cost, 1, golden_tol=1e-6, max_step=1.0
+    )
+    np.testing.assert_allclose(new, [0.75, 0.25], atol=1e-5)
+    assert new_cost == pytest.approx(0.75, abs=1e-9) and new.sum() == pytest.approx(1.0)
+    assert calls > 2

@@ -130,3 +130,30 @@ def test_randomized_basis_is_seeded_and_orthonormal():
     np.testing.assert_array_equal(a, b)
     assert not np.allclose(np.abs(a), np.abs(c))
     np.testing.assert_allclose(a.T @ a, np.eye(4), atol=1e-12)
+
+
+def test_build_core_passes_the_solver_and_the_default_seed_is_zero():
+    # power_iters = 0 leaves the randomized basis visibly inexact, so "exact" must reach the solver
+    _, kernels = _stack(n=30, r=10, m=3)
+    exact = build_core("projection", kernels, 2, None, solver="exact", power_iters=0)
+    np.testing.assert_allclose(exact.kernels, projection_core(kernels, 2, solver="exact").kernels)
+    np.testing.assert_array_equal(
+        concatenated_left_singular_vectors(kernels, 3),
+        concatenated_left_singular_vectors(kernels, 3, seed=0),
+    )
+    with pytest.raises(ValueError, match="allowed: projection, uniform, leverage$"):
+        build_core("random", kernels, 2, None)
+
+
+def test_leverage_core_from_feature_maps_and_an_unnormalised_basis():
+    feats, kernels = _stack(n=6)
+    from_features = leverage_core(feats, 3, 2, 0.5, np.random.default_rng(1), features=True)
+    basis = concatenated_left_singular_vectors(feats, 2, features=True)
+    ref = leverage_core(kernels, 3, 2, 0.5, np.random.default_rng(1), basis=basis)
+    np.testing.assert_allclose(from_features.kernels, ref.kernels, atol=1e-10)
+    # a basis with columns of norm 2: the scores are renormalised into a distribution
+    e = np.eye(6)[:, :2]
+    doubled = leverage_core(kernels, 3, 2, 1.0, np.random.default_rng(2), basis=2 * e)
+    plain = leverage_core(kernels, 3, 2, 1.0, np.random.default_rng(2), basis=e)
+    assert doubled.indices.tolist() == plain.indices.tolist()
+    np.testing.assert_allclose(doubled.scales, plain.scales)
