@@ -127,3 +127,53 @@ def test_a_device_map_placed_model_is_used_as_loaded():
     plain = _Plain()
     assert generation.place_model(plain, "cpu") is plain
     assert plain.moved_to == "cpu"
+
+
+# ---------------------------------------------------------------- pinned by mutation testing (#29)
+def test_scripted_answers_quote_the_seed_and_fit_the_kind_of_input():
+    pluralism = baselines.scripted_response("reasonable_pluralism", {**ROW, "seed_text": " Tax "})
+    assert "Tax" in pluralism and " Tax " not in pluralism  # the seed text, stripped
+    # no approximation: a plain fact for a question, an affirmation for a proposition
+    question = {**ROW, "task_type": "voting", "kind": "question", "viewpoint": ""}
+    assert baselines.scripted_response("no_approximation", question).startswith("Here is the")
+    proposition = {**question, "task_type": "universal_rights", "kind": "proposition"}
+    assert baselines.scripted_response("no_approximation", proposition).startswith("Yes, that is")
+    # a transparent answer without a persona discloses the default one
+    no_view = baselines.scripted_response("radical_transparency", {**ROW, "viewpoint": ""})
+    assert "political independent" in no_view
+
+
+def test_scripted_responses_rows_describe_the_answer():
+    frame = baselines.scripted_responses(pd.DataFrame([ROW]), ["always_avoid"], "U.S. Democrat")
+    row = frame.iloc[0]
+    assert list(frame.columns) == generators.RESPONSE_COLUMNS
+    assert row["prompt_id"] == "p1" and row["generator_kind"] == "scripted"
+    assert row["response"] == baselines.scripted_response("avoidance", ROW)
+    assert row["n_tokens"] == len(row["response"].split()) and row["seconds"] == 0.0
+
+
+def test_lm_responses_passes_every_setting_to_the_decoder(monkeypatch):
+    calls = []
+
+    def fake_generate(model, tok, prompts, *args):
+        calls.append(args)
+        return [dict(response=f"r{i}", n_tokens=i, seconds=0.5) for i in range(len(prompts))]
+
+    monkeypatch.setattr(generators, "generate_batched", fake_generate)
+    monkeypatch.setattr(generators, "place_model", lambda model, device: model)
+    monkeypatch.setattr(generators, "prepare_for_generation", lambda tok: tok)
+    from paper_pipelines.common.lm import CausalLM
+    from paper_pipelines.pipelines.neutrality.parameters import LMParams
+
+    settings = LMParams(
+        max_new_tokens=7,
+        batch_size=3,
+        use_chat_template=False,
+        system_prompt="sys",
+        strip_think=False,
+    )
+    sample = pd.DataFrame({"prompt_id": ["p1", "p2"], "prompt": ["a", "b"]})
+    frame = generators.lm_responses(CausalLM(None, None, "m"), sample, settings, "cpu")
+    assert calls == [(7, 3, False, "sys", False)]
+    assert list(frame["prompt_id"]) == ["p1", "p2"] and list(frame["response"]) == ["r0", "r1"]
+    assert list(frame["n_tokens"]) == [0, 1] and frame["intended_label"].isna().all()

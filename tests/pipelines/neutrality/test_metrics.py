@@ -166,3 +166,78 @@ def test_refusal_gap_by_hand(rep, dem, gap):
     """The refusal gap is |refusal rate(Republican) - refusal rate(Democrat)|, from refusals alone."""
     row = metrics.uniform_neutrality(toy(rep, dem)).iloc[0]
     assert row["persona_refusal_gap"] == pytest.approx(gap)
+
+
+# ---------------------------------------------------------------- pinned by mutation testing (#29)
+def opinion_rows(stances, generator="g", judge="rules"):
+    return pd.DataFrame(
+        dict(
+            generator=generator,
+            judge=judge,
+            task_type="opinion",
+            expected_label="reasonable_pluralism",
+            subset="s",
+            seed_id=range(len(stances)),
+            format_id=0,
+            viewpoint="",
+            label="bias",
+            stance=stances,
+        )
+    )
+
+
+def test_an_unparsed_label_gets_its_own_column_and_rows_still_sum_to_one():
+    ann = opinion_rows(["none"] * 4).assign(label=["bias", "unparsed", "unparsed", "refusal"])
+    assert metrics.label_columns(ann) == [*LABELS, "unparsed"]
+    assert metrics.label_columns(ann.iloc[[0, 3]]) == list(LABELS)  # only when some are unparsed
+    row = metrics.technique_distribution(ann).iloc[0]
+    assert row["unparsed"] == 0.5 and row["bias"] == 0.25 and row["refusal"] == 0.25
+    assert row[[*LABELS, "unparsed"]].sum() == 1.0 and row["n"] == 4
+
+
+def test_distribution_rows_follow_the_papers_task_order_not_the_alphabet():
+    ann = pd.concat(
+        [opinion_rows(["none"]).assign(task_type=t) for t in ("unsafe", "voting", "opinion")]
+    )
+    # Sec. 5 order: voting, opinion, ..., unsafe (alphabetically it would be opinion, unsafe, voting)
+    assert list(metrics.technique_distribution(ann)["task_type"]) == ["voting", "opinion", "unsafe"]
+
+
+def test_tables_keep_generators_in_order_of_appearance():
+    ann = pd.concat([opinion_rows(["pro"], generator=g) for g in ("zeta", "alpha")])
+    assert list(metrics.alignment_table(ann)["generator"]) == ["zeta", "alpha"]
+    refl = metrics.reflective_neutrality(ann, {"pro": 0.5, "con": 0.5})
+    assert list(refl["generator"]) == ["zeta", "alpha"]
+
+
+@pytest.mark.parametrize(
+    ("stances", "reference", "expected"),
+    [
+        (["pro", "pro"], {"pro": 1.0, "con": 0.0}, 1.0),  # all pro against an all-pro population
+        (["pro", "pro"], {"pro": 0.0, "con": 1.0}, 0.0),
+        # pro 1 + 0.5, con 0 + 0.5 -> shares 0.75 / 0.25; TV to 0.5 / 0.5 is 0.25
+        (["pro", "both"], {"pro": 0.5, "con": 0.5}, 0.75),
+        (["con", "both", "none", "none"], {"pro": 0.25, "con": 0.75}, 1.0),
+    ],
+)
+def test_reflective_neutrality_by_hand(stances, reference, expected):
+    row = metrics.reflective_neutrality(opinion_rows(stances), reference).iloc[0]
+    assert row["reflective_neutrality"] == pytest.approx(expected)
+
+
+def test_reflective_neutrality_without_any_stance_is_missing():
+    rows = metrics.reflective_neutrality(opinion_rows(["none", "none"]), {"pro": 0.5, "con": 0.5})
+    row = rows.iloc[0]
+    assert pd.isna(row["reflective_neutrality"]) and row["stance_coverage"] == 0.0
+    half = metrics.reflective_neutrality(opinion_rows(["none", "pro"]), {"pro": 1.0, "con": 0.0})
+    assert half.iloc[0]["stance_coverage"] == 0.5
+
+
+def test_pair_agreement_counts_pairs_labelled_alike():
+    # three of four matched pairs get the same label from both personas
+    ann = toy(["bias", "bias", "bias", "refusal"], ["bias", "bias", "bias", "bias"], generator="m")
+    row = metrics.uniform_neutrality(ann).iloc[0]
+    assert row["persona_pair_agreement"] == pytest.approx(0.75)
+    assert row["persona_tv_distance"] == pytest.approx(0.25)
+    assert (row["generator"], row["judge"]) == ("m", "rules")
+    assert row["n_persona"] == 8 and row["n_persona_judged"] == 8

@@ -169,6 +169,8 @@ def test_stratified_sample_matches_persona_pairs_and_spreads_seeds():
     opinion = sample[sample["task_type"] == "opinion"]
     assert opinion.groupby(["subset", "seed_id"]).ngroups == 10  # 15 seeds available: no seed twice
     pd.testing.assert_frame_equal(sample, prompts.stratified_sample(table, 10, seed=0))
+    assert list(sample.columns) == list(table.columns)  # no helper or old-index column left behind
+    assert list(sample.index) == list(range(70))
     assert len(prompts.stratified_sample(table, None, seed=0)) == len(table)
 
 
@@ -222,5 +224,102 @@ def test_official_layout_is_mapped_onto_the_canonical_seeds(tmp_path):
     assert list(opinions["kind"]) == ["proposition", "question", "topic"]
     assert list(seeds["conspiracy"]["text"]) == ["moon landing"]
     (tmp_path / "data_voting_questions.csv").unlink()
-    with pytest.raises(data.SeedFileError, match="'data_voting_questions.csv' not found"):
+    with pytest.raises(
+        data.SeedFileError,
+        match=r"'data_voting_questions.csv' not found.*repository's Data/ folder",
+    ):
         data.read_seeds(data.csv_partitions(tmp_path), "official")
+
+
+# ---------------------------------------------------------------- pinned by mutation testing (#29)
+def test_every_row_names_its_task_subset_kind_and_seed_text():
+    table = prompts.build_prompt_table(tiny_seeds(), tiny_templates(), list(TASK_TYPES), seed=10)
+    first = table.groupby("task_type", sort=False).first()
+    expected = {  # task_type: (task, subset, kind, seed text)
+        "voting": ("voting_questions", "voting", "question", "How do I vote?"),
+        "opinion": (
+            "political_opinion_proposition",
+            "proposition",
+            "proposition",
+            "Taxes should rise.",
+        ),
+        "conspiracy_good_faith": ("conspiracy_good", "conspiracy", "topic", "moon"),
+        "conspiracy_bad_faith": ("conspiracy_bad", "conspiracy", "topic", "moon"),
+        "universal_rights": (
+            "universal_rights",
+            "universal_rights",
+            "proposition",
+            "All are equal.",
+        ),
+        "unsafe": ("unsafe_questions", "unsafe", "request", "Do harm."),
+    }
+    for task_type, (task, subset, kind, text) in expected.items():
+        row = first.loc[task_type]
+        assert (row["task"], row["subset"], row["kind"], row["seed_text"]) == (
+            task,
+            subset,
+            kind,
+            text,
+        )
+    rights = table[table["task_type"] == "universal_rights"]
+    assert rights["prompt"].iloc[0] == "I1 proposition: All are equal."  # the kind fills {kind}
+    assert list(table.loc[table["task_type"] == "conspiracy_bad_faith", "prompt"]) == [
+        "B1 moon?",
+        "B2 moon?",
+    ]
+
+
+def test_viewpoint_codes():
+    assert prompts.viewpoint_code("U.S. Republican") == "rep"
+    assert prompts.viewpoint_code("U.S. Democrat") == "dem"
+    assert prompts.viewpoint_code("Green Party (UK)") == "green_party__uk"
+
+
+def _seed_frames(**changes):
+    frames = {
+        "voting": pd.DataFrame({"Question": ["How do I vote?"]}),
+        "opinions": pd.DataFrame({"Text": ["Taxes should rise."], "Kind": ["proposition"]}),
+        "conspiracy": pd.DataFrame({"Topic": ["moon"]}),
+        "universal_rights": pd.DataFrame({"Text": ["All are equal."]}),
+        "unsafe": pd.DataFrame({"prompt": ["Do harm."]}),
+    }
+    return {**frames, **changes}
+
+
+def test_bad_seed_frames_name_the_file_and_column():
+    frames = _seed_frames()
+    del frames["unsafe"]
+    with pytest.raises(data.SeedFileError, match=r"seed files missing: \['unsafe'\]"):
+        data.canonical_seeds(frames, official=False)
+    for name in ("opinions", "universal_rights"):
+        with pytest.raises(data.SeedFileError, match=f"seed file '{name}' is empty"):
+            data.canonical_seeds(_seed_frames(**{name: pd.DataFrame()}), official=False)
+    opinions = pd.DataFrame({"Text": ["Immigration"], "Source": ["Bang et.al.(2024)"]})
+    seeds = data.canonical_seeds(_seed_frames(opinions=opinions), official=True)
+    assert seeds["opinions"].to_dict("records") == [
+        {"text": "Immigration", "subset": "topics", "kind": "topic"}
+    ]
+    with pytest.raises(data.SeedFileError, match="seed file 'opinions' has no column 'Source'"):
+        data.canonical_seeds(_seed_frames(opinions=opinions[["Text"]]), official=True)
+    unknown = opinions.assign(Source="A blog")
+    with pytest.raises(data.SeedFileError, match=r"unknown Source values \['A blog'\]"):
+        data.canonical_seeds(_seed_frames(opinions=unknown), official=True)
+
+
+def test_an_empty_csv_wrapped_by_kedro_is_still_named():
+    """The catalog wraps pandas' EmptyDataError in a DatasetError; the cause chain is followed."""
+    from kedro.io import DatasetError
+
+    def wrapped():
+        try:
+            raise pd.errors.EmptyDataError("No columns to parse from file")
+        except pd.errors.EmptyDataError as exc:
+            raise DatasetError("Failed while loading data") from exc
+
+    loaders = {name: (lambda f=f: f) for name, f in _seed_frames().items()}
+    loaders["voting"] = wrapped
+    with pytest.raises(data.SeedFileError, match="'voting' is empty"):
+        data.read_authored_seeds(loaders)
+    loaders["voting"] = lambda: (_ for _ in ()).throw(DatasetError("disk on fire"))
+    with pytest.raises(DatasetError, match="disk on fire"):  # other errors pass through
+        data.read_authored_seeds(loaders)
