@@ -118,3 +118,8 @@ def test_non_finite_or_empty_scores_fail():
     for bad in (np.array([]), np.array([1.0, np.inf]), np.array([np.nan])):
         with pytest.raises(ValueError, match="non-empty vector of finite values >= 0"):
             water_filling(bad, 1)
+
+
+def test_allocations_are_integer_counts():
+    assert water_filling_heap(np.array([1.0, 2.0]), 3).dtype.kind == "i"
+    assert water_filling(np.array([1.0, 2.0]), 3).dtype.kind == "i"

@@ -88,3 +88,22 @@ def test_worker_profiles_pass_the_family_parameters():
     assert lognormal["eta"] == pytest.approx(c * np.sqrt(np.e**0.25 - 1) / 2)
     _, pareto = worker_profiles(2, 2, "pareto", 1.0, 1.0, None, 1.0, 4.0, rng=None)
     assert pareto["eta"] == pytest.approx(c * np.sqrt(2.0) / 2)
+
+
+def test_digits_columns_are_named_pixels():
+    frame = load_digits_frame()
+    assert list(frame.columns[:2]) == ["pixel_0", "pixel_1"] and frame.columns[63] == "pixel_63"
+
+
+def test_split_needs_features_beside_the_label_and_returns_int64_labels():
+    with pytest.raises(ValueError, match="must have a 'label' column and features"):
+        split_and_scale(pd.DataFrame({"label": [0, 1, 0, 1]}), 0.5, seed=0)
+    frame = pd.DataFrame({"a": np.arange(8.0), "label": np.array([0, 1] * 4, dtype=np.int32)})
+    out = split_and_scale(frame, 0.25, seed=0)
+    assert out["y_train"].dtype == np.int64 and out["y_holdout"].dtype == np.int64
+    assert sorted(out["y_train"].tolist()) == [0, 0, 0, 1, 1, 1]
+
+
+def test_given_integer_means_become_float_times():
+    profiles, _ = worker_profiles(2, 2, "shifted_exponential", 1.0, 1.0, [2, 4], 1.0, 3.0, None)
+    assert profiles["mu"].dtype == np.float64

@@ -132,3 +132,14 @@ def test_regret_figure_skips_fta_and_gta():
     assert [line.get_label() for line in ax.get_lines()] == ["ATA"]
     # cumulative regret of ATA: 1 per round for 5 rounds, then flat
     assert ax.get_lines()[0].get_ydata()[-1] == 5.0
+
+
+def test_sandwich_allocations_come_from_their_own_stream():
+    # stream (seed, 3): the even spread's random extra tasks first, then one multinomial draw
+    allocations = sandwich_allocations([3, 1, 0, 0], 4, 6, seed=5)
+    rng = np.random.default_rng([5, 3])
+    extra = rng.permutation(4)[:2]
+    even = np.ones(4, dtype=int)
+    even[extra] += 1
+    assert allocations["uniform"].tolist() == even.tolist()
+    assert allocations["random"].tolist() == rng.multinomial(6, [0.25] * 4).tolist()

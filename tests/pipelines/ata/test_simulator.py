@@ -55,7 +55,7 @@ def test_fta_and_uta_allocations():
     assert (uta.sum(axis=1) == 7).all()
     even = uta_allocations(5, 7, 3, rng, "even")
     assert sorted(even[0].tolist()) == [1, 1, 1, 2, 2]
-    with pytest.raises(ValueError, match="unknown uta_mode"):
+    with pytest.raises(ValueError, match="unknown uta_mode 'round_robin'; allowed: random, even$"):
         uta_allocations(5, 7, 1, rng, "round_robin")
 
 

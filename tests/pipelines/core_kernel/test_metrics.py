@@ -156,3 +156,13 @@ def test_extrapolate_full_seconds_edge_cases():
     assert extrapolate_full_seconds(unsorted, "mkkm", 400)[0] == pytest.approx(64.0)
     seconds, slope = extrapolate_full_seconds(timing, "latefusion", 200)
     assert np.isnan(seconds) and np.isnan(slope)
+
+
+def test_evaluate_embedding_defaults_to_ten_kmeans_starts():
+    # Structureless points: the number of k-means starts changes the labels, so the default shows.
+    rng = np.random.default_rng(1)
+    emb, labels = rng.standard_normal((60, 4)), rng.integers(0, 5, 60)
+    default, _ = evaluate_embedding(emb, labels, 5, repeats=3, seed=0)
+    ten, _ = evaluate_embedding(emb, labels, 5, repeats=3, n_init=10, seed=0)
+    eleven, _ = evaluate_embedding(emb, labels, 5, repeats=3, n_init=11, seed=0)
+    assert default == ten and default != eleven
