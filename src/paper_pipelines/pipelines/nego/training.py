@@ -169,11 +169,8 @@ def fit(
     model = build_model(cfg).to(device)
     optimiser = torch.optim.Adam(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     loader_gen = torch.Generator().manual_seed(seed)
-    noise_gen = (
-        torch.Generator(device=device).manual_seed(seed + 1)
-        if device != "cpu"
-        else torch.Generator().manual_seed(seed + 1)
-    )
+    # the masks' sampling noise: its own stream, on the device that draws it
+    noise_gen = torch.Generator(device=device).manual_seed(seed + 1)
     loader = DataLoader(
         train,
         batch_size=cfg.batch_size,
