@@ -40,6 +40,7 @@ def test_atom_features_by_hand():
 def test_a_molecule_row_has_the_motif_tables_columns():
     row = molecules.molecule_row(_mol("CCO"), 1, "(B) medium")
     assert row["y"] == 1 and row["motif"] == "(B) medium" and row["width"] == 3
+    assert row["y_clean"] == 1 and row["base"] == ""  # the split sets the environment
     assert (row["edge_src"], row["edge_dst"], row["edge_motif"]) == ([0, 1], [1, 2], [0, 0])
     assert len(row["node_features"]) == 3 * molecules.NUM_FEATURES
     data = training.to_data(pd.Series({**row, "base": "mol_size0"}), {"mol_size0": 4})

