@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from paper_pipelines.pipelines.srca.coranking import coranking_matrix, coranking_scores, rank_matrix
-from paper_pipelines.pipelines.srca.data import noisy_circle
+from paper_pipelines.pipelines.srca.data import noisy_circle, noisy_sphere, synthetic_cell_cycle
 from paper_pipelines.pipelines.srca.ellipsoid import minimum_volume_ellipsoid
 from paper_pipelines.pipelines.srca.geometric_loss import (
     SphereFit,
@@ -354,3 +354,89 @@ def test_reconstruction_mse_checks_shapes():
     assert reconstruction_mse([[0.0, 0.0], [1.0, 1.0]], [[3.0, 4.0], [1.0, 1.0]]) == 12.5
     with pytest.raises(ValueError, match=r"must match the data's shape \(2, 2\), got \(2, 3\)"):
         reconstruction_mse(np.zeros((2, 2)), np.zeros((2, 3)))
+
+
+# ----------------------------------------------------------------------------- second round
+
+
+def test_lcmc_of_a_perfect_embedding_is_one_minus_k_over_n_minus_one():
+    from paper_pipelines.pipelines.srca.coranking import lcmc
+
+    X = np.random.default_rng(2).standard_normal((9, 2))
+    K = np.arange(1, 9)
+    np.testing.assert_allclose(lcmc(coranking_matrix(X, X)), 1.0 - K / 8)
+
+
+def test_check_data_returns_floats_and_says_how_to_fix_constant_columns():
+    from paper_pipelines.pipelines.srca.srca import check_data
+
+    assert check_data([[1, 2], [3, 5], [0, 1]], 1).dtype == np.float64
+    with pytest.raises(ValueError, match="constant columns \\[1\\] .* drop them before SRCA"):
+        check_data([[1.0, 2.0], [3.0, 2.0], [0.0, 2.0]], 1)
+
+
+def test_tolerance_reaches_the_sphere_fit():
+    rng = np.random.default_rng(0)
+    t = rng.uniform(0, 1.5, 60)
+    X = np.column_stack([np.cos(t), np.sin(t)]) + 0.3 * rng.standard_normal((60, 2))
+    X = np.column_stack([X, 0.05 * rng.standard_normal(60)])
+    m = fit_srca(X, 1, subset_search="top", tol=1e-2)
+    Y = (X - m.mean) @ m.rotation
+    loose = fit_sphere_on_axes(Y, m.axes, tol=1e-2)
+    assert m.loss == pytest.approx(loose.loss, rel=1e-12)
+    assert loose.n_evals < fit_sphere_on_axes(Y, m.axes).n_evals
+
+
+def test_model_block_settings_reach_fit_srca():
+    from paper_pipelines.pipelines.srca.parameters import ModelParams
+    from paper_pipelines.pipelines.srca.srca import fit_srca_models
+
+    rng = np.random.default_rng(0)
+    t = rng.uniform(0, 1.5, 60)
+    X = np.column_stack([np.cos(t), np.sin(t)]) + 0.3 * rng.standard_normal((60, 2))
+    X = np.column_stack([X, 0.05 * rng.standard_normal((60, 2))])
+    prepared = {"circle": {"X": X}}
+    few = ModelParams(k={"circle": [1]}, max_subsets=5, out_of_sample=False)  # C(4, 2) = 6 > 5
+    assert fit_srca_models(prepared, few)["circle/k1/full"].search == "greedy"
+    capped = ModelParams(k={"circle": [1]}, max_iter=10, subset_search="top", out_of_sample=False)
+    m = fit_srca_models(prepared, capped)["circle/k1/full"]
+    assert m.loss == pytest.approx(fit_srca(X, 1, subset_search="top", max_iter=10).loss, rel=1e-12)
+    assert m.loss > fit_srca(X, 1, subset_search="top").loss * (1 + 1e-9)
+
+
+def test_the_penalty_does_not_change_which_sets_the_bound_prunes():
+    """L = off-I + in-I + lambda |I| and the bound is off-I + lambda |I|: lambda shifts both alike."""
+    X = _circle(D=6)
+    Y = X - X.mean(axis=0)
+    plain, _, fits = search_axes(Y, 2, search="exhaustive")
+    pen, _, pen_fits = search_axes(Y, 2, search="exhaustive", lambda_penalty=5.0)
+    assert pen_fits == fits and pen.axes == plain.axes
+    assert pen.loss == pytest.approx(plain.loss + 5.0 * 2, rel=1e-9)
+    col_sq = np.array([8.0, 4.0, 2.0, 1.0])  # fake losses that include the penalty 1
+    fit, asked = _fake_fit({(0, 1): 3.0 + 1.0 + 0.5, (0, 2): 100.0})
+    exhaustive_search(fit, col_sq, 2, penalty=1.0)
+    assert asked == [(0, 1)]  # bound of (0, 2) = 5 + 1 >= 4.5
+
+
+def test_greedy_prune_setting_and_a_tie_with_the_top_axes():
+    X = _circle(D=5)
+    unpruned = fit_srca(X, 1, subset_search="greedy", prune=False)
+    assert unpruned.n_subsets >= 5 + 4  # every single axis, then every pair with the first
+    assert fit_srca(X, 1, subset_search="greedy").n_subsets < unpruned.n_subsets
+    col_sq = np.array([4.0, 3.0, 2.0, 1.0])
+    losses = {(0,): 9.0, (1,): 9.5, (2,): 7.5, (0, 2): 7.0, (1, 2): 6.8, (0, 1): 6.8}
+    fit, _ = _fake_fit(losses)
+    best, _ = greedy_search(fit, col_sq, 2)
+    assert best.axes == (1, 2)  # the top pair must be strictly better to replace the greedy one
+
+
+def test_cell_cycle_noise_grows_with_the_signal():
+    clean = synthetic_cell_cycle(400, 8, 3, 0.0, 0.0, seed=3)["X"]
+    noisy = synthetic_cell_cycle(400, 8, 3, 0.1, 0.0, seed=3)["X"]  # same stream up to the noise
+    z = (noisy - clean) / (0.1 * (0.5 + np.abs(clean)))
+    assert z.std() == pytest.approx(1.0, rel=0.05)
+
+
+def test_sphere_generator_returns_its_radius():
+    d = noisy_sphere(10, 2.5, 0.0, 0.0, 3, seed=0)
+    assert float(d["radius"]) == 2.5
