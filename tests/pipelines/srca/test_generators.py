@@ -177,3 +177,13 @@ def test_coranking_subset_is_a_seeded_sample_without_replacement():
     np.testing.assert_array_equal(
         pts, X[coranking_subset(100, 30, substream_seed(9, "coranking", "sphere"))]
     )
+
+
+def test_a_missing_user_table_says_which_catalog_entry_to_declare():
+    from paper_pipelines.pipelines.srca.data import user_table
+    from paper_pipelines.pipelines.srca.parameters import UserTableSpec
+
+    with pytest.raises(
+        ValueError, match="holds no table: declare the srca.user_table catalog entry"
+    ):
+        user_table(None, UserTableSpec())

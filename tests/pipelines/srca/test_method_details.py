@@ -440,3 +440,26 @@ def test_cell_cycle_noise_grows_with_the_signal():
 def test_sphere_generator_returns_its_radius():
     d = noisy_sphere(10, 2.5, 0.0, 0.0, 3, seed=0)
     assert float(d["radius"]) == 2.5
+
+
+def test_weighted_fit_is_a_stationary_point_of_the_weighted_loss():
+    """With a non-scalar W the start (the Euclidean fit) is not the minimum; at the returned (c, r)
+    every central difference of the official loss L_W(I, c, r) vanishes."""
+    rng = np.random.default_rng(5)
+    t = rng.uniform(0, 2 * np.pi, 80)
+    Y = np.column_stack([2 * np.cos(t), np.sin(t), 0.1 * rng.standard_normal(80)])
+    Y -= Y.mean(axis=0)
+    W = np.array([[1.0, 0.3, 0.0], [0.3, 2.0, 0.1], [0.0, 0.1, 1.5]])
+    fit = fit_sphere_weighted(Y, (0, 1), W)
+    v = np.array([1.0, 1.0, 0.0])
+    x = np.append(fit.center, fit.radius)
+
+    def loss(x):
+        return geometric_loss(Y, v, x[:-1], x[-1], W=W)
+
+    assert fit.loss == pytest.approx(loss(x), rel=1e-10)
+    h = 1e-5
+    grad = [(loss(x + h * e) - loss(x - h * e)) / (2 * h) for e in np.eye(4)]
+    assert np.abs(grad).max() < 1e-3 * fit.loss
+    start = fit_sphere_on_axes(Y, (0, 1))
+    assert fit.loss < loss(np.append(start.center, start.radius)) - 1e-3  # it did move

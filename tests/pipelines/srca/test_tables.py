@@ -49,7 +49,9 @@ SEED = 3
 EVALUATION = EvaluationParams(
     coranking_k=2, coranking_max_n=20, coranking_datasets=["circle"], phase_datasets=["circle"]
 )
-BASELINES = BaselineParams(n_neighbors=5, tsne_perplexity=5.0, manifold_methods=["isomap", "mds"])
+BASELINES = BaselineParams(
+    n_neighbors=5, tsne_perplexity=5.0, manifold_methods=["isomap", "mds", "tsne"]
+)
 
 
 @pytest.fixture(scope="module")
@@ -175,6 +177,7 @@ def test_coranking_tables_score_each_method_on_the_same_subset(stages):
         "Spherelets": baseline_projection(baseline_models["circle/k2/full"], "Spherelets", X),
         "Isomap": manifold["circle"]["isomap"],
         "MDS": manifold["circle"]["mds"],
+        "t-SNE": manifold["circle"]["tsne"],
     }
     assert list(table["method"]) == list(outputs)
     assert list(table.columns) == [
@@ -262,9 +265,9 @@ def test_srca_embeddings_keep_only_the_full_fits(stages):
 def test_manifold_embeddings_are_seeded_from_the_paper_seed(stages):
     prepared, _, _, manifold = stages
     X = coranking_points(prepared["circle"], 20, SEED, "circle")
-    assert set(manifold) == {"circle"} and set(manifold["circle"]) == {"isomap", "mds"}
+    assert set(manifold) == {"circle"} and set(manifold["circle"]) == {"isomap", "mds", "tsne"}
     state = substream_seed(SEED, "baselines")
-    for method in ("isomap", "mds"):
+    for method in ("isomap", "mds", "tsne"):
         est = manifold_estimator(method, 20, 2, BASELINES, state)
         np.testing.assert_allclose(manifold["circle"][method], est.fit_transform(X), atol=1e-10)
         assert manifold["circle"][method].shape == (20, 2)
