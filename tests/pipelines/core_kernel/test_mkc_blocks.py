@@ -16,6 +16,7 @@ from paper_pipelines.pipelines.core_kernel.mkc import (
     quadratic_traces,
     reduced_descent_direction,
     run_mkc,
+    simple_mkkm,
     simple_mkkm_cost,
     simple_mkkm_gradient,
     simple_mkkm_update,
@@ -212,3 +213,65 @@ def test_golden_section_finds_the_line_minimum_when_the_full_step_overshoots():
     np.testing.assert_allclose(new, [0.75, 0.25], atol=1e-5)
     assert new_cost == pytest.approx(0.75, abs=1e-9) and new.sum() == pytest.approx(1.0)
     assert calls > 2
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_lanczos_path_is_the_documented_eigsh_call(dtype):
+    # eigs(K, k, 'LA') with a fixed start vector (default_rng(0)) and the tolerance the precision
+    # allows (1e-10 in float64, 1e-6 in float32): bit for bit, in decreasing order.
+    from scipy.sparse.linalg import eigsh
+
+    a = np.random.default_rng(0).standard_normal((40, 40))
+    sym = (a @ a.T).astype(dtype)
+    v0 = np.random.default_rng(0).standard_normal(40).astype(dtype)
+    tol = 1e-10 if dtype == np.float64 else 1e-6
+    ref_vals, ref_vecs = eigsh(sym, k=3, which="LA", v0=v0, tol=tol)
+    vals, vecs = top_eigen(sym, 3, dense_max_n=10)
+    np.testing.assert_array_equal(vals, ref_vals[::-1])
+    np.testing.assert_array_equal(vecs, ref_vecs[:, ::-1])
+    # a given start vector is used as is
+    other = np.random.default_rng(7).standard_normal(40)
+    ref_other = eigsh(sym, k=3, which="LA", v0=other.astype(dtype), tol=tol)[0]
+    np.testing.assert_array_equal(top_eigen(sym, 3, dense_max_n=10, v0=other)[0], ref_other[::-1])
+
+
+def test_run_mkc_passes_the_settings_block():
+    rng = np.random.default_rng(3)
+    kernels = np.stack([np.corrcoef(f) for f in rng.standard_normal((3, 20, 4))])
+    assert run_mkc("mkkm", kernels, 2, {"tol": 0.0, "max_iter": 4}).n_iter == 5
+    assert run_mkc("simplemkkm", kernels, 2, {"max_iter": 1}).n_iter == 1
+    assert run_mkc("latefusion", kernels, 2, {"tol": 0.0, "max_iter": 3}).n_iter == 4
+    assert run_mkc("latefusion_discrete", kernels, 2, {"tol": 0.0, "max_iter": 3}).n_iter == 4
+
+
+def test_golden_section_with_the_default_step_and_tolerance():
+    # Same J as above; max_step 0.1 takes one full step, the next (to the simplex edge) overshoots,
+    # and the golden section (default tolerance 1e-3 of the step) ends near the minimum (3/4, 1/4).
+    kernels = np.array([[[1.0]], [[3.0]]])
+    gamma = np.array([0.7, 0.3])
+    cost, h = simple_mkkm_cost(kernels, gamma, 1)
+    grad = simple_mkkm_gradient(kernels, h, gamma)
+    new, new_cost, _ = simple_mkkm_update(kernels, gamma, grad, cost, 1)
+    np.testing.assert_allclose(new, [0.75, 0.25], atol=1e-3)
+    assert new_cost < cost and new_cost == pytest.approx(0.75, abs=1e-5)
+
+
+def test_no_descent_direction_leaves_the_weights():
+    # equal reduced gradients: nothing to move, no cost evaluated
+    kernels = np.array([[[2.0]], [[2.0]]])
+    gamma = np.array([0.5, 0.5])
+    new, cost, calls = simple_mkkm_update(kernels, gamma, np.array([2.0, 2.0]), 1.0, 1)
+    assert new.tolist() == [0.5, 0.5] and cost == 1.0 and calls == 0
+
+
+def test_simple_mkkm_iteration_count_and_objective_log():
+    rng = np.random.default_rng(3)
+    kernels = np.stack([np.corrcoef(f) for f in rng.standard_normal((3, 20, 4))])
+    one = simple_mkkm(kernels, 2, max_iter=1)
+    assert one.n_iter == 1 and len(one.objective) == 2  # the start and one step
+    cost, _ = simple_mkkm_cost(kernels, np.full(3, 1 / 3), 2)
+    assert one.objective[0] == pytest.approx(cost)
+    assert one.objective[1] == pytest.approx(simple_mkkm_cost(kernels, one.weights, 2)[0])
+    # identical kernels: the first step changes nothing (change 0 < tol), so it stops at once
+    same = simple_mkkm(np.stack([kernels[0]] * 3), 2)
+    assert same.n_iter == 1 and same.weights.tolist() == [1 / 3] * 3
