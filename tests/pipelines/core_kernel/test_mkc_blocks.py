@@ -275,3 +275,31 @@ def test_simple_mkkm_iteration_count_and_objective_log():
     # identical kernels: the first step changes nothing (change 0 < tol), so it stops at once
     same = simple_mkkm(np.stack([kernels[0]] * 3), 2)
     assert same.n_iter == 1 and same.weights.tolist() == [1 / 3] * 3
+
+
+def _three_kernels():
+    rng = np.random.default_rng(3)
+    return np.stack([np.corrcoef(f) for f in rng.standard_normal((3, 20, 4))])
+
+
+@pytest.mark.parametrize("variant", ["continuous", "discrete"])
+def test_late_fusion_defaults_and_iteration_rules(variant):
+    kernels = _three_kernels()
+    default = late_fusion(kernels, 2, variant=variant)
+    explicit = late_fusion(
+        kernels, 2, variant, tol=1e-4, max_iter=100, seed=0, kmeans_replicates=30
+    )
+    np.testing.assert_array_equal(default.weights, explicit.weights)
+    assert default.objective == explicit.objective
+    # the relative change is first checked at iteration 3
+    assert late_fusion(kernels, 2, variant=variant, tol=1e9).n_iter == 3
+    # identical kernels: the objective stops changing, but a change of 0 is not below tol = 0
+    same = np.stack([kernels[0]] * 3)
+    assert late_fusion(same, 2, variant=variant, tol=0.0, max_iter=5).n_iter == 6
+
+
+def test_mkkm_defaults():
+    kernels = _three_kernels()
+    default = mkkm(kernels, 2)
+    explicit = mkkm(kernels, 2, tol=1e-4, max_iter=50, traces=None, dense_max_n=200)
+    np.testing.assert_array_equal(default.weights, explicit.weights)

@@ -157,3 +157,21 @@ def test_leverage_core_from_feature_maps_and_an_unnormalised_basis():
     plain = leverage_core(kernels, 3, 2, 1.0, np.random.default_rng(2), basis=e)
     assert doubled.indices.tolist() == plain.indices.tolist()
     np.testing.assert_allclose(doubled.scales, plain.scales)
+
+
+def test_randomized_basis_defaults_and_small_feature_maps():
+    _, kernels = _stack(n=30, r=10, m=3)
+    np.testing.assert_array_equal(
+        concatenated_left_singular_vectors(kernels, 3),
+        concatenated_left_singular_vectors(
+            kernels, 3, features=False, solver="randomized", oversample=10, power_iters=3, seed=0
+        ),
+    )
+    # feature maps with all singular values below 1: the basis is still orthonormal and spans
+    # the top eigenvectors of sum_p (F_p F_p^T)^2
+    feats, small = _stack(n=12, r=3, m=2)
+    feats, small = 0.1 * feats, 0.01 * small
+    basis = concatenated_left_singular_vectors(feats, 2, features=True)
+    np.testing.assert_allclose(basis.T @ basis, np.eye(2), atol=1e-10)
+    exact = concatenated_left_singular_vectors(small, 2, solver="exact")
+    np.testing.assert_allclose(np.linalg.svd(exact.T @ basis, compute_uv=False), 1.0, atol=1e-8)
