@@ -103,6 +103,8 @@ def test_spurious_bases_follow_the_bias():
     assert (tied == np.array(bases)[y]).all()
     never = gen.spurious_bases(y, 0.0, bases, rng)
     assert (never != np.array(bases)[y]).all() and set(never) == set(bases)
+    # off the bias, each graph draws its own other base: motif 0 meets both tree and ladder
+    assert set(never[y == 0]) == {"tree", "ladder"}
     half = gen.spurious_bases(y, 0.7, bases, rng)
     assert abs(np.mean(half == np.array(bases)[y]) - 0.7) < 0.03
 
