@@ -138,6 +138,8 @@ def test_the_catalog_source_needs_its_entry():
     assert "or set nego.split.molecule_source back to package" in message
     assert "got NoneType" in message and "conf/base/catalog/nego.yml" in message
     assert message.startswith("nego.split.molecule_source = catalog needs the catalog entry")
+    with pytest.raises(ValueError, match=r"\(got list\)"):  # e.g. a catalog entry of another type
+        molecules.source_molecules([], "catalog", "activity")
 
 
 def test_too_few_sizes_leave_a_part_empty_and_say_which(tmp_path):
