@@ -191,3 +191,18 @@ def test_default_generator_is_seeded():
     assert [given.allocate(k).tolist() for k in range(1, 6)] == [
         default.allocate(k).tolist() for k in range(1, 6)
     ]
+
+
+def test_allocator_defaults_and_state_types():
+    # c = 2 (ICML) by default; a constant below 1 is allowed
+    policy = AdaptiveAllocator(2, 3, "lcb", width=0.3)
+    assert policy.last_scores is None  # nothing allocated yet
+    policy.observe(np.array([4, 2]), np.array([8.0, 10.0]))
+    np.testing.assert_allclose(
+        policy.scores(7), lcb_ata(np.array([2.0, 5.0]), np.array([4, 2]), 7, 0.3, conf_scale=2.0)
+    )
+    assert policy.counts.dtype == np.int64
+    small = AdaptiveAllocator(2, 3, "empirical", width=0.3, conf_scale=0.5)
+    small.observe(np.array([4, 2]), np.array([8.0, 10.0]))
+    expected = lcb_ata_empirical(np.array([2.0, 5.0]), np.array([4, 2]), 7, 0.3, conf_scale=0.5)
+    np.testing.assert_allclose(small.scores(7), expected)

@@ -131,3 +131,21 @@ def test_round_and_worker_time_of_a_single_busy_worker():
     cum = np.array([[1.0, 3.0], [2.0, 7.0]])
     assert round_time(cum, np.array([0, 2])) == 7.0 and worker_time(cum, np.array([0, 2])) == 7.0
     assert round_time(cum, np.array([1, 1])) == 2.0 and worker_time(cum, np.array([1, 1])) == 3.0
+
+
+def test_family_parameter_defaults_are_sigma_one_and_shape_three():
+    spread = np.array([1.0, 2.0])
+    c = psi1_norm_centred_exponential()
+    np.testing.assert_allclose(
+        sub_exponential_norms(spread, "lognormal"), c * np.sqrt(np.e - 1) * spread
+    )
+    np.testing.assert_allclose(sub_exponential_norms(spread, "pareto"), c * np.sqrt(3.0) * spread)
+    for family in ("lognormal", "pareto"):
+        default = sample_unit_noise(family, (6,), np.random.default_rng(0))
+        explicit = sample_unit_noise(family, (6,), np.random.default_rng(0), 1.0, 3.0)
+        np.testing.assert_array_equal(default, explicit)
+        times = sample_task_times(np.ones(2), spread, family, 2, 3, np.random.default_rng(1))
+        ref = sample_task_times(
+            np.ones(2), spread, family, 2, 3, np.random.default_rng(1), 1.0, 3.0
+        )
+        np.testing.assert_array_equal(times, ref)

@@ -1,6 +1,7 @@
 """Baselines and the simulator: GTA against a naive event loop, common random numbers, the claims."""
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from paper_pipelines.pipelines.ata.ata import AdaptiveAllocator
@@ -333,3 +334,46 @@ def test_family_parameters_reach_the_task_times(family, sigma, shape):
         assert log[log.k == k]["round_time"].iloc[0] == pytest.approx(
             cum[busy, a_star[busy] - 1].max()
         )
+
+
+@pytest.mark.parametrize("family", ["lognormal", "pareto"])
+def test_simulator_defaults(family):
+    # c = 2, tie rule "spread", UTA "random", sigma 1, shape 3 unless told otherwise
+    shift, spread, alpha, eta = instance(4)
+    args = (shift, spread, family, 3, 6, list(POLICIES), 1, alpha, eta)
+    default = simulate_policies(*args)
+    explicit = simulate_policies(
+        *args,
+        conf_scale=2.0,
+        tie_break="spread",
+        uta_mode="random",
+        block=500,
+        lognormal_sigma=1.0,
+        pareto_shape=3.0,
+    )
+    pd.testing.assert_frame_equal(default, explicit)
+
+
+def test_one_task_and_one_round_are_enough():
+    shift, spread, alpha, eta = instance(3)
+    log = simulate_policies(shift, spread, "shifted_exponential", 1, 1, ["FTA"], 0, alpha, eta)
+    # B = 1: FTA gives the task to the fastest worker; its round time is that one task
+    fastest = int(np.argmin(shift + spread))
+    X = sample_task_times(
+        shift, spread, "shifted_exponential", 1, 1, np.random.default_rng([0, 0, 1])
+    )
+    assert log["round_time"].tolist() == pytest.approx([X[0, fastest, 0]])
+    assert log["proxy_ratio"].tolist() == [1.0]
+
+
+def test_uta_even_spread_is_drawn_once_whatever_the_block_size():
+    # B mod n = 2 extra tasks go to a random subset drawn once per run (baselines.uta_allocations),
+    # so the block size (rounds of task times drawn at once) must not change UTA's rounds.
+    shift, spread, alpha, eta = instance(5)
+    args = (shift, spread, "shifted_exponential", 7, 12, ["UTA"], 2, alpha, eta)
+    one = simulate_policies(*args, uta_mode="even", block=12)
+    small = simulate_policies(*args, uta_mode="even", block=3)
+    pd.testing.assert_frame_equal(one, small)
+    # and the random mode likewise (multinomial rows are drawn in turn)
+    one = simulate_policies(*args, block=12)
+    pd.testing.assert_frame_equal(one, simulate_policies(*args, block=5))

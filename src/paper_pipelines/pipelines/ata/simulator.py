@@ -108,6 +108,9 @@ def simulate_policies(
         for p in policies
         if p in ("ATA", "ATA_EMP")
     }
+    # UTA's allocations for all K rounds in one call: the even spread's extra tasks are drawn once per
+    # run, not once per block (multinomial rows are drawn in turn, so the random mode is unchanged).
+    uta = uta_allocations(n, B, K, rngs["UTA"], uta_mode) if "UTA" in policies else None
     out = {
         p: {
             "round_time": [],
@@ -157,7 +160,7 @@ def simulate_policies(
                 alloc = np.tile(a_star, (size, 1))
                 rec["zero_bound_workers"].append(np.full(size, np.nan))
             else:
-                alloc = uta_allocations(n, B, size, rngs[p], uta_mode)
+                alloc = uta[start : start + size]
                 rec["zero_bound_workers"].append(np.full(size, np.nan))
             rt, wt = _allocation_block(cum, alloc)
             rec["round_time"].append(rt)
