@@ -197,3 +197,14 @@ def test_knorm_messages_start_with_the_problem():
         ValueError, match="^a kernel has a non-positive diagonal entry after centring"
     ):
         _knorm_inplace(np.zeros((2, 2)))
+
+
+def test_median_of_a_small_spread_and_the_default_subsample_size():
+    # points 0, 0.5, 1.5: squared distances 0.25, 2.25, 1 -> median 1 (a valid bandwidth)
+    assert median_sq_distance(np.array([[0.0], [0.5], [1.5]]), np.random.default_rng(0)) == 1.0
+    # above 2000 points the median comes from 2000 of them, drawn without replacement
+    x = np.random.default_rng(1).standard_normal((2001, 1))
+    pts = x[np.random.default_rng(2).choice(2001, 2000, replace=False), 0]
+    d2 = (pts[:, None] - pts[None, :]) ** 2
+    expected = np.median(d2[np.triu_indices(2000, k=1)])
+    assert median_sq_distance(x, np.random.default_rng(2)) == pytest.approx(expected, rel=1e-12)
