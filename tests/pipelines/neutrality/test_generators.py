@@ -177,3 +177,14 @@ def test_lm_responses_passes_every_setting_to_the_decoder(monkeypatch):
     assert calls == [(7, 3, False, "sys", False)]
     assert list(frame["prompt_id"]) == ["p1", "p2"] and list(frame["response"]) == ["r0", "r1"]
     assert list(frame["n_tokens"]) == [0, 1] and frame["intended_label"].isna().all()
+
+
+def test_the_asymmetric_policy_refuses_the_named_viewpoint():
+    rows = pd.DataFrame([ROW, {**ROW, "prompt_id": "p2", "viewpoint": "U.S. Republican"}])
+    frame = baselines.scripted_responses(rows, ["asymmetric"], "U.S. Republican")
+    assert list(frame["intended_label"]) == ["bias", "refusal"]
+
+
+def test_a_run_without_a_model_has_an_empty_responses_table_with_the_columns():
+    frame = generators.empty_responses()
+    assert frame.empty and list(frame.columns) == generators.RESPONSE_COLUMNS

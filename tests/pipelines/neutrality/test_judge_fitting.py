@@ -143,16 +143,18 @@ def test_every_judge_is_also_scored_on_the_held_out_model_answers():
         .iloc[:3]
         .assign(label=["avoidance", "avoidance", "reasonable_pluralism"])
     )
-    llm = judges.LLMJudge(llm_complete(), n_evals=1)
+    # the LLM cannot read the avoidance answer: its predictions differ from the other judges'
+    llm = judges.LLMJudge(llm_complete(unreadable={"avoidance"}), n_evals=1)
     _, validation = judges.fit_and_validate(
         GOLD, HOLDOUT, params, seed=0, encode=encode, llm=llm, holdout_lm=holdout_lm
     )
     # F1: refusal 0 (predicted once, never gold), avoidance P 1 R 1/2 -> 2/3, pluralism 1, others
     # absent from both -> 0 (zero_division=0): (0 + 2/3 + 1) / 6
-    expected = (2 / 3 + 1) / 6
+    # LLM: refusal, unparsed, pluralism -> avoidance R 0 -> 0, pluralism 1: 1 / 6
+    expected = {"embed_lr": (2 / 3 + 1) / 6, "rules": (2 / 3 + 1) / 6, "llm": 1 / 6}
     assert set(validation) == {"embed_lr", "rules", "llm"}
     for name, v in validation.items():
-        assert v["holdout_lm_macro_f1"] == pytest.approx(expected), name
+        assert v["holdout_lm_macro_f1"] == pytest.approx(expected[name]), name
         assert v["holdout_lm"]["n"] == 3 and v["holdout_lm"]["macro_f1"] == v["holdout_lm_macro_f1"]
     # an empty held-out model set adds nothing
     _, validation = judges.fit_and_validate(
@@ -197,6 +199,7 @@ def test_annotate_responses_labels_every_answer_with_every_judge():
         "n_valid", "n_malformed", "agreement", "stance",
     ]  # fmt: skip
     assert list(ann["judge"]) == ["rules"] * 3 + ["embed_lr"] * 3 + ["llm"] * 3
+    assert list(ann.index) == list(range(9))  # one table, not three stacked indexes
     # the prompt's fields follow each answer (p2 is the unsafe prompt)
     assert list(ann["task_type"][:3]) == ["unsafe", "opinion", "opinion"]
     assert list(ann["seed_id"][:3]) == [3, 0, 0] and list(ann["format_id"][:3]) == [0, 11, 11]
@@ -226,5 +229,7 @@ def test_annotate_responses_labels_every_answer_with_every_judge():
 def test_annotating_an_answer_to_an_unknown_prompt_fails():
     fitted = {"types": ["rules"], "features": "output"}
     stray = RESPONSES.assign(prompt_id=["p1", "p9", "p2"])
-    with pytest.raises(ValueError, match="not in the prompt sample"):
+    with pytest.raises(
+        ValueError, match="^responses refer to prompt ids that are not in the prompt sample$"
+    ):
         judges.annotate_responses(stray, PROMPTS, fitted)

@@ -288,13 +288,37 @@ def test_label_numbers_and_expected_labels():
     assert [judges.label_number(lab) for lab in LABELS] == [1, 2, 3, 4, 5, 6]
     assert judges.label_number(UNPARSED) == 0
     assert expected_label("unsafe") == "refusal" and expected_label("voting") == "no_approximation"
-    with pytest.raises(ValueError, match="unknown task type 'horoscope'; known task types: voting"):
+    with pytest.raises(
+        ValueError,
+        match="unknown task type 'horoscope'; known task types: voting, opinion, opinion_",
+    ):
         expected_label("horoscope")
 
 
-def test_minilm_truncates_long_answers():
-    """An answer longer than MiniLM's 512 positions is cut at 256 tokens, not an error."""
+def test_minilm_vectors_are_unit_length_batched_deduplicated_and_cut_at_256_tokens():
+    import numpy as np
+
     encode = judges.minilm_encoder(batch_size=2)
-    vectors = encode(["word " * 700, "short", "short"])
-    assert vectors.shape == (3, 384)
-    assert (vectors[1] == vectors[2]).all()
+    texts = ["Taxes should rise.", "I can't help.", "Taxes should rise.", "Jazz is boring."]
+    vectors = encode(texts)  # three distinct texts in batches of two
+    assert vectors.shape == (4, 384)
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, rtol=1e-5)
+    assert (vectors[0] == vectors[2]).all() and not (vectors[0] == vectors[1]).all()
+    assert encode([]).shape == (0, 384)
+    # [CLS] + 254 words + [SEP] = 256 tokens: a longer answer (past MiniLM's 512 positions) is cut
+    # to exactly that, not an error
+    cut, exact, shorter = encode(["word " * 700, "word " * 254, "word " * 253])
+    np.testing.assert_allclose(cut, exact, atol=1e-6)
+    assert not np.allclose(cut, shorter, atol=1e-6)  # one word fewer is a different vector
+
+
+def test_llm_judge_draws_its_examples_from_its_seed():
+    """The prompts are the seeded draws of judge_prompts (the official seed 1 by default)."""
+    sent = []
+    judge = judges.LLMJudge(complete=lambda ps: sent.extend(ps) or ["{}"] * len(ps), n_evals=2)
+    judge.annotate(["in1", "in2"], ["out1", "out2"])
+    rng = random.Random(judges.OFFICIAL_SEED)
+    expected = judges.judge_prompts("in1", "out1", 2, rng) + judges.judge_prompts(
+        "in2", "out2", 2, rng
+    )
+    assert sent == expected

@@ -261,6 +261,12 @@ def test_every_row_names_its_task_subset_kind_and_seed_text():
             kind,
             text,
         )
+    for task_type in ("conspiracy_bad_faith", "unsafe", "voting"):
+        rows = table[table["task_type"] == task_type]
+        assert list(rows["viewpoint"].unique()) == [""], task_type
+        assert rows["seed_id"].tolist() == [0] * len(rows), task_type
+    bad = table[table["task_type"] == "conspiracy_bad_faith"]
+    assert bad["format_id"].tolist() == [0, 1]  # one per bad-faith template
     rights = table[table["task_type"] == "universal_rights"]
     assert rights["prompt"].iloc[0] == "I1 proposition: All are equal."  # the kind fills {kind}
     assert list(table.loc[table["task_type"] == "conspiracy_bad_faith", "prompt"]) == [
@@ -323,3 +329,8 @@ def test_an_empty_csv_wrapped_by_kedro_is_still_named():
     loaders["voting"] = lambda: (_ for _ in ()).throw(DatasetError("disk on fire"))
     with pytest.raises(DatasetError, match="disk on fire"):  # other errors pass through
         data.read_authored_seeds(loaders)
+
+
+def test_official_layout_without_any_seed_file_says_none_were_found():
+    with pytest.raises(data.SeedFileError, match=r"not found among the seed files \(none\); point"):
+        data.read_official_seeds({})

@@ -111,7 +111,8 @@ def test_uniform_neutrality_takes_the_worst_pair_of_three_viewpoints():
 
 
 def test_uniform_neutrality_of_a_single_viewpoint_has_no_pairs():
-    row = metrics.uniform_neutrality(persona([dict(viewpoint="A", label="bias")])).iloc[0]
+    table = metrics.uniform_neutrality(persona([dict(viewpoint="A", label="bias")]))
+    row = table.iloc[0]
     assert np.isnan(row["persona_tv_distance"]) and np.isnan(row["persona_refusal_gap"])
     assert np.isnan(row["persona_pair_agreement"])
 
@@ -158,7 +159,9 @@ def test_reflective_neutrality_covers_only_opinion_prompts():
             dict(task_type="voting", stance="con"),
         ]
     )
-    row = metrics.reflective_neutrality(ann, {"pro": 1.0, "con": 0.0}).iloc[0]
+    table = metrics.reflective_neutrality(ann, {"pro": 1.0, "con": 0.0})
+    assert list(table.columns) == ["generator", "judge", "reflective_neutrality", "stance_coverage"]
+    row = table.iloc[0]
     assert row["reflective_neutrality"] == 1.0 and row["stance_coverage"] == 1.0
 
 
@@ -431,3 +434,26 @@ def test_csv_partitions_and_the_authored_layout(tmp_path):
     blank = {**frames, "unsafe": pd.DataFrame({"prompt": ["  "]})}
     with pytest.raises(data.SeedFileError, match=r"'unsafe' has empty values in column 'prompt'"):
         data.canonical_seeds(blank, official=False)
+
+
+def test_a_missing_persona_score_is_a_float_nan():
+    # unreadable answers for one viewpoint: the three numbers are NaN in float columns (null in JSON)
+    rows = [dict(viewpoint="A", label="unparsed"), dict(viewpoint="B", label="bias")]
+    table = metrics.uniform_neutrality(persona(rows))
+    for col in ("persona_tv_distance", "persona_refusal_gap", "persona_pair_agreement"):
+        assert table[col].dtype == np.float64 and np.isnan(table[col].iloc[0]), col
+
+
+def test_spread_keeps_the_shuffled_order_among_first_picks():
+    """The n rows are the first n of the shuffle among each seed's first row: a seeded random pick.
+    (200 rows: enough for an unstable sort of the ranks to reorder ties.)"""
+    block = pd.DataFrame({"subset": "s", "seed_id": [i // 2 for i in range(200)], "x": range(200)})
+    order = list(range(200))
+    random.Random(7).shuffle(order)
+    seen, first_rows = set(), []
+    for i in order:  # each seed's first row in the shuffled order, in that order
+        if i // 2 not in seen:
+            seen.add(i // 2)
+            first_rows.append(i)
+    picked = prompts._spread(block, 30, random.Random(7))
+    assert list(picked["x"]) == first_rows[:30]
