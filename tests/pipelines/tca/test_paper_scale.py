@@ -3,6 +3,7 @@ here on a tiny synthetic folder and a random ResNet-18 at 32x32 so that it fits 
 
 from __future__ import annotations
 
+import os
 import shutil
 
 import numpy as np
@@ -14,6 +15,12 @@ from PIL import Image
 from paper_pipelines.pipelines.tca.data import CifarCFolderDataset, domain_manifest, load_domain
 from paper_pipelines.pipelines.tca.source_model import ResNet
 from tests.kedro_helpers import PROJECT_ROOT, files_under, latest_json, run_session
+
+# Pipeline runs take tens of seconds each: like test_pipeline.py (which `make mutate` leaves out),
+# they are not rerun for every mutant; mutmut sets MUTANT_UNDER_TEST in the processes it runs.
+pipeline_run = pytest.mark.skipif(
+    "MUTANT_UNDER_TEST" in os.environ, reason="a pipeline run: too slow to rerun per mutant"
+)
 
 
 def _cifar_c_folder(root, corruptions, n_per_class=3, classes=10):
@@ -58,6 +65,7 @@ PAPER_PARAMS = {
 }
 
 
+@pipeline_run
 def test_paper_scale_path_end_to_end(project_copy):
     # the paths conf/paper/catalog/tca.yml names, under the fast data root
     raw = project_copy / "data/fast/01_raw/tca"
@@ -79,6 +87,7 @@ def test_paper_scale_path_end_to_end(project_copy):
     assert metrics["clean_acc_after_continual_tent"] is None  # no clean split at paper scale
 
 
+@pipeline_run
 def test_real_data_without_catalog_inputs_fails_first(project_copy):
     """real_data.enabled in an environment whose catalog supplies no folder: the first node says how."""
     before = files_under(project_copy / "data")
@@ -95,6 +104,7 @@ def test_missing_folder_names_the_catalog_entry(tmp_path):
     assert folder.root == str(tmp_path)
 
 
+@pipeline_run
 def test_paper_environment_resolves_the_user_inputs(project_copy):
     """conf/paper: real data on, the catalog entries typed as TorchDataset and the folder dataset."""
     with KedroSession.create(project_path=project_copy, env="paper") as session:
