@@ -32,7 +32,7 @@ from .imputation import (
     mean_imputation_matrix,
     regression_imputation_matrix,
 )
-from .intervals import linear_interval, quadratic_interval_many
+from .intervals import QuadraticConstraints, linear_interval, quadratic_interval_many
 from .lasso_polyhedron import lasso_event
 
 State = dict[str, list[int]]
@@ -122,7 +122,7 @@ def make_state(features, outliers) -> State:
     }
 
 
-def _restrict(X: np.ndarray, a: np.ndarray, b: np.ndarray, state: State, name: str):
+def _rows_cols(X: np.ndarray, state: State, name: str) -> tuple[np.ndarray, np.ndarray]:
     """Rows outside O and columns in M of the current state, with a size check."""
     keep = np.ones(X.shape[0], dtype=bool)
     keep[state["outliers"]] = False
@@ -135,7 +135,40 @@ def _restrict(X: np.ndarray, a: np.ndarray, b: np.ndarray, state: State, name: s
             f"component {name}: {len(rows)} rows remain after outlier removal but {len(cols)} "
             "features are kept; need n > p (lower the outlier-detection lambda or use fewer features)"
         )
+    return rows, cols
+
+
+def _restrict(X: np.ndarray, a: np.ndarray, b: np.ndarray, state: State, name: str):
+    """(rows, cols, X~, a~, b~): the data the component acts on (see :func:`_rows_cols`)."""
+    rows, cols = _rows_cols(X, state, name)
     return rows, cols, X[np.ix_(rows, cols)], a[rows], b[rows]
+
+
+def _same(held: np.ndarray, given: np.ndarray) -> bool:
+    return held is given or (held.shape == given.shape and np.array_equal(held, given))
+
+
+def _per_line(memo: dict | None, X: np.ndarray, a: np.ndarray, b: np.ndarray, key, build: Callable):
+    """``build()`` cached in ``memo`` under ``key`` for as long as the line (X, a, b) stays the same.
+
+    Along one test line a component meets the same input state (rows, columns) again and again;
+    whatever depends only on that state and the line (QR, projections, Gram) is computed once. A
+    different line (a new test, or the CV's fold data) clears the cache and the line's lasso answers
+    (``memo["answers"]``, see lasso_polyhedron.lasso_event), keeping only the latest as a hint.
+    """
+    if memo is None:
+        return build()
+    line = memo.get("line")
+    if line is None or not all(_same(h, g) for h, g in zip(line, (X, a, b), strict=True)):
+        memo["line"], memo["cache"], memo["answers"] = (X, a, b), {}, []
+    cache = memo["cache"]
+    if key not in cache:
+        cache[key] = build()
+    return cache[key]
+
+
+def _state_key(rows: np.ndarray, cols: np.ndarray) -> tuple[bytes, bytes]:
+    return rows.tobytes(), cols.tobytes()
 
 
 def _residualiser(xs: np.ndarray, name: str = "component") -> tuple[np.ndarray, np.ndarray]:
@@ -294,12 +327,21 @@ def dffits_event(X, a, b, z, state, lam, memo=None):
 
 def soft_ipod_event(X, a, b, z, state, lam, memo=None):
     """Event of soft-IPOD (She & Owen 2011): a lasso on the annihilated design P with response P y~."""
-    rows, _, xs, ya, yb = _restrict(X, a, b, state, "soft_ipod")
-    q, _ = _residualiser(xs, "soft_ipod")
-    proj = np.eye(len(rows)) - q @ q.T
-    wa, wb = ya - q @ (q.T @ ya), yb - q @ (q.T @ yb)
-    # design P is a symmetric projector: D^T D = P and D^T (P y) = P y, no n x n products needed
-    active, _, lo, hi = lasso_event(proj, wa, wb, z, lam, memo, gram=proj, dta=wa, dtb=wb)
+    rows, cols = _rows_cols(X, state, "soft_ipod")
+
+    def design():
+        xs, ya, yb = X[np.ix_(rows, cols)], a[rows], b[rows]
+        q, _ = _residualiser(xs, "soft_ipod")
+        proj = np.eye(len(rows)) - q @ q.T
+        return proj, ya - q @ (q.T @ ya), yb - q @ (q.T @ yb), {}
+
+    key = _state_key(rows, cols)
+    proj, wa, wb, polyhedra = _per_line(memo, X, a, b, key, design)
+    # design P is a symmetric projector: D^T D = P and D^T (P y) = P y, no n x n products needed;
+    # its columns are the rows, so a lasso answer from another row set maps by row label
+    active, _, lo, hi = lasso_event(
+        proj, wa, wb, z, lam, memo, proj, wa, wb, labels=rows, key=key, cache=polyhedra
+    )
     return make_state(state["features"], set(state["outliers"]) | set(rows[active])), lo, hi
 
 
@@ -327,10 +369,15 @@ def soft_ipod(X: np.ndarray, y: np.ndarray, state: State, lam: PositiveFloat) ->
 
 def marginal_screening_event(X, a, b, z, state, k, memo=None):
     """Top-k |x_j^T y~| with signs: linear constraints s_i x_i^T y >= +-x_j^T y (selected i, other j)."""
-    rows, cols, xs, ya, yb = _restrict(X, a, b, state, "marginal_screening")
+    rows, cols = _rows_cols(X, state, "marginal_screening")
     if k >= len(cols):
         return make_state(cols, state["outliers"]), -np.inf, np.inf
-    sa, sb = xs.T @ ya, xs.T @ yb
+
+    def scores():
+        xs = X[np.ix_(rows, cols)]
+        return xs.T @ a[rows], xs.T @ b[rows]
+
+    sa, sb = _per_line(memo, X, a, b, _state_key(rows, cols), scores)
     score = sa + sb * z
     order = np.argsort(-np.abs(score), kind="stable")
     sel, other = order[:k], order[k:]
@@ -347,38 +394,65 @@ def marginal_screening_event(X, a, b, z, state, k, memo=None):
     return make_state(cols[sel], state["outliers"]), lo, hi
 
 
+def _stepwise_candidates(xs, ra, rb, basis, remaining):
+    """One forward step's candidates: q_j (x_j orthogonalised on the basis, normalised), q_j^T r_A."""
+    cand = xs[:, remaining] - basis @ (basis.T @ xs[:, remaining])
+    norms = np.linalg.norm(cand, axis=0)
+    cand = cand / np.where(norms > 1e-12, norms, np.inf)
+    return cand, cand.T @ ra, cand.T @ rb
+
+
+def _stepwise_entry(al, be, best):
+    """Candidate ``best`` enters: (q_j^T r)^2 - (q_best^T r)^2 <= 0 for every other j, in z."""
+    mask = np.arange(len(al)) != best
+    c2 = be[mask] ** 2 - be[best] ** 2
+    c1 = 2.0 * (al[mask] * be[mask] - al[best] * be[best])
+    c0 = al[mask] ** 2 - al[best] ** 2
+    return QuadraticConstraints(c2, c1, c0)
+
+
 def stepwise_event(X, a, b, z, state, k, memo=None):
     """Forward stepwise with k steps: the entry order is fixed; one quadratic per step and candidate.
 
     Adding j to active set A reduces the RSS by (q_j^T r_A)^2 with q_j the normalised part of x_j
     orthogonal to col(X_A) and r_A the current residual, so "j* enters" is
     (q_j^T r_A(z))^2 - (q_j*^T r_A(z))^2 <= 0 for every other candidate j.
+    Along a line the steps depend only on the entries so far, so each step's candidates and each
+    entry's quadratics are kept per (input state, entries so far) in ``memo``.
     """
-    rows, cols, xs, ya, yb = _restrict(X, a, b, state, "stepwise_feature_selection")
+    rows, cols = _rows_cols(X, state, "stepwise_feature_selection")
     if k >= len(cols):
         return make_state(cols, state["outliers"]), -np.inf, np.inf
-    ra, rb = ya.copy(), yb.copy()
-    basis = np.zeros((xs.shape[0], 0))
-    remaining = list(range(len(cols)))
+    key = _state_key(rows, cols)
+    tree = _per_line(memo, X, a, b, ("stepwise", key), dict)  # entries so far -> step data
+    xs = None
     chosen: list[int] = []
     lo, hi = -np.inf, np.inf
     for _ in range(k):
-        cand = xs[:, remaining] - basis @ (basis.T @ xs[:, remaining])
-        norms = np.linalg.norm(cand, axis=0)
-        cand = cand / np.where(norms > 1e-12, norms, np.inf)
-        al, be = cand.T @ ra, cand.T @ rb
-        gain = (al + be * z) ** 2
-        best = int(np.argmax(gain))
-        mask = np.arange(len(remaining)) != best
-        c2 = be[mask] ** 2 - be[best] ** 2
-        c1 = 2.0 * (al[mask] * be[mask] - al[best] * be[best])
-        c0 = al[mask] ** 2 - al[best] ** 2
-        l_, u_ = quadratic_interval_many(c2, c1, c0, z)
+        step = tree.get(tuple(chosen))
+        if step is None:
+            if xs is None:
+                xs, ya, yb = X[np.ix_(rows, cols)], a[rows], b[rows]
+            if chosen:  # the residual and basis after the entries so far, from the parent step
+                parent = tree[tuple(chosen[:-1])]
+                qb = parent["cand"][:, parent["remaining"].index(chosen[-1])]
+                ra = parent["ra"] - qb * (qb @ parent["ra"])
+                rb = parent["rb"] - qb * (qb @ parent["rb"])
+                basis = np.column_stack([parent["basis"], qb])
+            else:
+                ra, rb, basis = ya.copy(), yb.copy(), np.zeros((xs.shape[0], 0))
+            remaining = [i for i in range(len(cols)) if i not in chosen]
+            cand, al, be = _stepwise_candidates(xs, ra, rb, basis, remaining)
+            step = {"ra": ra, "rb": rb, "basis": basis, "remaining": remaining, "cand": cand}
+            step.update(al=al, be=be, entry={})
+            tree[tuple(chosen)] = step
+        al, be = step["al"], step["be"]
+        best = int(np.argmax((al + be * z) ** 2))
+        if best not in step["entry"]:
+            step["entry"][best] = _stepwise_entry(al, be, best)
+        l_, u_ = step["entry"][best].interval(z)
         lo, hi = max(lo, l_), min(hi, u_)
-        qb = cand[:, best]
-        ra, rb = ra - qb * (qb @ ra), rb - qb * (qb @ rb)
-        basis = np.column_stack([basis, qb])
-        chosen.append(remaining.pop(best))
+        chosen.append(step["remaining"][best])
     if memo is not None:  # the entry order is part of the decision; exposed for tests/diagnostics
         memo["order"] = [int(cols[i]) for i in chosen]
     return make_state(cols[chosen], state["outliers"]), lo, hi
@@ -386,8 +460,17 @@ def stepwise_event(X, a, b, z, state, k, memo=None):
 
 def lasso_fs_event(X, a, b, z, state, alpha, memo=None):
     """Lasso feature selection: Lee et al. polyhedron for the active set and signs."""
-    rows, cols, xs, ya, yb = _restrict(X, a, b, state, "lasso")
-    active, _, lo, hi = lasso_event(xs, ya, yb, z, alpha, memo)
+    rows, cols = _rows_cols(X, state, "lasso")
+
+    def design():
+        xs, ya, yb = X[np.ix_(rows, cols)], a[rows], b[rows]
+        return xs, ya, yb, xs.T @ xs, xs.T @ ya, xs.T @ yb, {}
+
+    key = _state_key(rows, cols)
+    xs, ya, yb, gram, dta, dtb, polyhedra = _per_line(memo, X, a, b, key, design)
+    active, _, lo, hi = lasso_event(
+        xs, ya, yb, z, alpha, memo, gram, dta, dtb, labels=cols, key=key, cache=polyhedra
+    )
     return make_state(cols[active], state["outliers"]), lo, hi
 
 

@@ -413,7 +413,8 @@ class DagSelectiveTest:
         y_obs = y_raw[observed]
         g = self.imputation_matrix(X, y_raw)
         y_full = g @ y_obs
-        state = self.event(X, y_full, np.zeros_like(y_full), 0.0, bound)[0]
+        seed: dict = {}  # the components' scratch at the observed data: warm starts for every line
+        state = self.event(X, y_full, np.zeros_like(y_full), 0.0, bound, seed)[0]
         if sigma is None:
             sigma = estimate_sigma(X, y_full)
         feats = state["features"]
@@ -426,7 +427,9 @@ class DagSelectiveTest:
             line = feature_line(X, g, y_obs, state, j, sigma)
             a_full, b_full = g @ line.a, g @ line.b
 
-            memo: dict = {}
+            # z = T_obs is the observed data again: start from the observed answers (a component's
+            # scratch must never change its answer, only its cost)
+            memo: dict = {node: dict(scratch) for node, scratch in seed.items()}
 
             def event(
                 z: float, a_full=a_full, b_full=b_full, memo=memo

@@ -7,6 +7,8 @@ functions here turn those inequalities into the interval that contains the curre
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 COEF_TOL = 1e-10  # coefficients smaller than this are treated as exact zeros (rounding noise)
@@ -18,14 +20,15 @@ def as_intervals(intervals: object) -> np.ndarray:
     arr = arr[arr[:, 0] <= arr[:, 1]]
     if len(arr) == 0:
         return np.empty((0, 2))
-    arr = arr[np.argsort(arr[:, 0], kind="stable")]
-    merged = [arr[0].copy()]
-    for lo, hi in arr[1:]:
-        if lo <= merged[-1][1]:
-            merged[-1][1] = max(merged[-1][1], hi)
-        else:
-            merged.append(np.array([lo, hi]))
-    return np.array(merged)
+    if len(arr) > 1:
+        arr = arr[np.argsort(arr[:, 0], kind="stable")]
+    lo, hi = arr[:, 0], arr[:, 1]
+    # a row starts a new block when it lies right of every upper edge before it (touching rows merge);
+    # vectorised because the line search normalises its two sets at every step
+    start = np.ones(len(arr), dtype=bool)
+    start[1:] = lo[1:] > np.maximum.accumulate(hi)[:-1]
+    first = np.flatnonzero(start)
+    return np.column_stack([lo[first], np.maximum.reduceat(hi, first)])
 
 
 def union(first: object, second: object) -> np.ndarray:
@@ -50,7 +53,11 @@ def intersection(first: object, second: object) -> np.ndarray:
 
 def complement(intervals: object) -> np.ndarray:
     """Closure of the complement in R (boundaries are measure zero, so closed is fine)."""
-    a = as_intervals(intervals)
+    return complement_of_normalised(as_intervals(intervals))
+
+
+def complement_of_normalised(a: np.ndarray) -> np.ndarray:
+    """:func:`complement` of a set already in :func:`as_intervals` form (skips normalising it again)."""
     edges = np.concatenate([[-np.inf], a.ravel(), [np.inf]]).reshape(-1, 2)
     return as_intervals(edges[edges[:, 0] < edges[:, 1]])
 
@@ -113,6 +120,8 @@ def quadratic_interval(c2: float, c1: float, c0: float, z: float) -> tuple[float
 # Relative slack for "holds at z": the decision and its constraint are evaluated from the same
 # coefficients, so only rounding separates them.
 HOLDS_TOL = 1e-9
+# up to this many rows QuadraticConstraints works on Python floats (see _prepare_scalar)
+SCALAR_ROWS = 16
 
 
 class ConstraintViolation(ValueError):
@@ -139,6 +148,103 @@ def _check_holds_at(c2: np.ndarray, c1: np.ndarray, c0: np.ndarray, z: float) ->
         )
 
 
+class QuadraticConstraints:
+    """Rows c2[k] t^2 + c1[k] t + c0[k] <= 0, prepared once for evaluation at many points.
+
+    Row k's piece containing z is [min(L_k, z), max(U_k, z)] with edges L_k, U_k (roots, or +-inf)
+    that do not depend on z, except for a downward parabola, which keeps the side of its vertex
+    that z lies on. The intersection over rows is then [min(max L, z), max(min U, z)]: only that and
+    the holds-at-z check are left per point (the stepwise and CV events reuse one set at many z).
+    """
+
+    def __init__(self, c2: np.ndarray, c1: np.ndarray, c0: np.ndarray) -> None:
+        c2, c1, c0 = (np.asarray(c, dtype=float).ravel() for c in (c2, c1, c0))
+        self.c2, self.c1, self.c0 = c2, c1, c0
+        if c2.size <= SCALAR_ROWS and np.isfinite(c2 + c1 + c0).all():
+            self._prepare_scalar()
+        else:
+            self._prepare_vectorised()
+
+    def _prepare_vectorised(self) -> None:
+        c2, c1, c0 = self.c2, self.c1, self.c0
+        scale = np.maximum.reduce([np.abs(c2), np.abs(c1), np.abs(c0), np.full(c2.shape, 1e-300)])
+        quad = np.abs(c2) > COEF_TOL * scale
+        lin = ~quad & (np.abs(c1) > COEF_TOL * scale)
+        low = np.full(c2.shape, -np.inf)  # L_k
+        high = np.full(c2.shape, np.inf)  # U_k
+        # linear rows: c0 + c1 t <= 0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            root = -c0 / c1
+        high = np.where(lin & (c1 > 0), root, high)
+        low = np.where(lin & (c1 < 0), root, low)
+        # quadratic rows (numerically stable roots: no cancellation between c1 and sqrt(disc))
+        disc = c1 * c1 - 4.0 * c2 * c0
+        real = quad & (disc > 0)
+        sq = np.sqrt(np.where(real, disc, 0.0))
+        q = -0.5 * (c1 + np.where(c1 >= 0, sq, -sq))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ra = np.where(real, q / np.where(quad, c2, 1.0), 0.0)
+            rb = np.where(real & (q != 0), c0 / np.where(q != 0, q, 1.0), ra)
+        r1, r2 = np.minimum(ra, rb), np.maximum(ra, rb)
+        up = real & (c2 > 0)
+        low = np.where(up, r1, low)
+        high = np.where(up, r2, high)
+        # no real root and opening upwards: the inequality holds at most at the vertex, where z then
+        # sits (a tie at the decision boundary; _check_holds_at rejects every other case): a
+        # zero-width piece [z, z], which the line search treats as measure zero
+        tangent = quad & ~real & (c2 > 0)
+        low = np.where(tangent, np.inf, low)
+        high = np.where(tangent, -np.inf, high)
+        down = real & (c2 < 0)
+        self.low = float(np.max(low[~down])) if np.any(~down) else -np.inf
+        self.high = float(np.min(high[~down])) if np.any(~down) else np.inf
+        # downward rows: left of the vertex the piece is (-inf, r1], right of it [r2, inf)
+        mid = 0.5 * (r1 + r2)
+        self.down = list(zip(mid[down].tolist(), r1[down].tolist(), r2[down].tolist(), strict=True))
+
+    def _prepare_scalar(self) -> None:
+        """The same arithmetic row by row on Python floats (IEEE operations, so the same bits):
+        for a handful of rows (stepwise, the CV choice) numpy's per-call overhead dominates."""
+        low, high, self.down = -np.inf, np.inf, []
+        for c2, c1, c0 in zip(self.c2.tolist(), self.c1.tolist(), self.c0.tolist(), strict=True):
+            scale = max(abs(c2), abs(c1), abs(c0), 1e-300)
+            if abs(c2) <= COEF_TOL * scale:  # linear (or negligible) row: c0 + c1 t <= 0
+                if abs(c1) > COEF_TOL * scale:
+                    if c1 > 0:
+                        high = min(high, -c0 / c1)
+                    else:
+                        low = max(low, -c0 / c1)
+                continue
+            disc = c1 * c1 - 4.0 * c2 * c0
+            if not disc > 0:
+                if c2 > 0:  # tangent point (see _prepare_vectorised): the piece [z, z]
+                    low, high = np.inf, -np.inf
+                continue
+            sq = math.sqrt(disc)
+            q = -0.5 * (c1 + (sq if c1 >= 0 else -sq))
+            ra = q / c2
+            rb = c0 / q if q != 0 else ra
+            r1, r2 = min(ra, rb), max(ra, rb)
+            if c2 > 0:
+                low, high = max(low, r1), min(high, r2)
+            else:
+                self.down.append((0.5 * (r1 + r2), r1, r2))
+        self.low, self.high = low, high
+
+    def interval(self, z: float) -> tuple[float, float]:
+        """Intersection over rows of the piece containing z (every row must hold at z)."""
+        if self.c2.size == 0:
+            return -np.inf, np.inf
+        _check_holds_at(self.c2, self.c1, self.c0, z)
+        low, high = self.low, self.high
+        for mid, r1, r2 in self.down:
+            if z <= mid:
+                high = min(high, r1)
+            else:
+                low = max(low, r2)
+        return float(min(low, z)), float(max(high, z))
+
+
 def quadratic_interval_many(
     c2: np.ndarray, c1: np.ndarray, c0: np.ndarray, z: float
 ) -> tuple[float, float]:
@@ -146,41 +252,4 @@ def quadratic_interval_many(
 
     Row k reads c2[k] t^2 + c1[k] t + c0[k] <= 0 and holds at t = z.
     """
-    c2, c1, c0 = (np.asarray(c, dtype=float).ravel() for c in (c2, c1, c0))
-    if c2.size == 0:
-        return -np.inf, np.inf
-    _check_holds_at(c2, c1, c0, z)
-    scale = np.maximum.reduce([np.abs(c2), np.abs(c1), np.abs(c0), np.full(c2.shape, 1e-300)])
-    lo = np.full(c2.shape, -np.inf)
-    hi = np.full(c2.shape, np.inf)
-    quad = np.abs(c2) > COEF_TOL * scale
-    lin = ~quad & (np.abs(c1) > COEF_TOL * scale)
-    # linear rows: c0 + c1 t <= 0
-    with np.errstate(divide="ignore", invalid="ignore"):
-        root = -c0 / c1
-    hi = np.where(lin & (c1 > 0), np.maximum(root, z), hi)
-    lo = np.where(lin & (c1 < 0), np.minimum(root, z), lo)
-    # quadratic rows
-    disc = c1 * c1 - 4.0 * c2 * c0
-    real = quad & (disc > 0)
-    sq = np.sqrt(np.where(real, disc, 0.0))
-    q = -0.5 * (c1 + np.where(c1 >= 0, sq, -sq))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ra = np.where(real, q / np.where(quad, c2, 1.0), 0.0)
-        rb = np.where(real & (q != 0), c0 / np.where(q != 0, q, 1.0), ra)
-    r1, r2 = np.minimum(ra, rb), np.maximum(ra, rb)
-    up = real & (c2 > 0)
-    lo = np.where(up, np.minimum(r1, z), lo)
-    hi = np.where(up, np.maximum(r2, z), hi)
-    down = real & (c2 < 0)
-    left = down & (z <= 0.5 * (r1 + r2))
-    right = down & ~left
-    hi = np.where(left, np.maximum(r1, z), hi)
-    lo = np.where(right, np.minimum(r2, z), lo)
-    # no real root and opening upwards: the inequality holds at most at the vertex, where z then sits
-    # (a tie at the decision boundary; _check_holds_at rejected every other case): a zero-width
-    # interval, which the line search treats as measure zero
-    tangent = quad & ~real & (c2 > 0)
-    lo = np.where(tangent, z, lo)
-    hi = np.where(tangent, z, hi)
-    return float(np.max(lo)), float(np.min(hi))
+    return QuadraticConstraints(c2, c1, c0).interval(z)

@@ -13,8 +13,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .intervals import as_intervals, length, union
-from .truncated_normal import ZeroMassError, naive_p_value, p_value_bounds, selective_p_value
+from .intervals import as_intervals, length
+from .truncated_normal import (
+    ZeroMassError,
+    naive_p_value,
+    p_value_bounds,
+    p_value_bounds_normalised,
+    selective_p_value,
+)
 
 
 class SearchError(RuntimeError):
@@ -44,6 +50,7 @@ def _block_edges(searched: np.ndarray, t: float, gap: float) -> tuple[float, flo
     stay "unsearched" in the p-value bounds, so bridging them never hides an error larger than that.
     """
     lo = hi = t
+    searched = searched.tolist()  # plain floats: this loop runs at every step of the search
     for lo_i, hi_i in searched:  # sorted by lower edge: grow to the right
         if hi_i < t:
             continue
@@ -81,11 +88,13 @@ def parametric_search(
         count += 1
         if not lo <= z <= hi:
             raise SearchError(f"event interval [{lo}, {hi}] does not contain z={z}")
-        searched = union(searched, [[lo, hi]])
+        # both sets stay normalised (sorted, merged), so adding a piece is one as_intervals
+        piece = np.array([[lo, hi]], dtype=float)
+        searched = as_intervals(np.vstack([searched, piece]))
         if model == observed_model:
-            truncation = union(truncation, [[lo, hi]])
-        if length(truncation) > 0.0:  # zero-width pieces (ties) carry no mass: no bound yet
-            p, inf_p, sup_p = p_value_bounds(t_obs, truncation, searched)
+            truncation = as_intervals(np.vstack([truncation, piece]))
+        if np.sum(truncation[:, 1] - truncation[:, 0]) > 0.0:  # ties (zero width) carry no mass
+            p, inf_p, sup_p = p_value_bounds_normalised(t_obs, truncation, searched)
         else:
             p, inf_p, sup_p = np.nan, 0.0, 1.0
         left, right = _block_edges(searched, t_obs, step)
