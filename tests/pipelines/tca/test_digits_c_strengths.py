@@ -143,6 +143,7 @@ def test_elastic_transform_of_a_linear_ramp_shows_the_displacement(severity, alp
     inner = (out - ramp)[:, 4:-4, 4:-4]
     # both field components are scaled together to a joint std of alpha; x is one of the two
     assert inner.std() == pytest.approx(alpha, rel=0.35)
+    assert abs(inner.mean()) < 0.3 * alpha  # a zero-mean field: no net shift of the image
     assert digits_c.elastic_transform(np.full((2, 8, 8), 0.3), severity, _rng()) == pytest.approx(
         0.3
     )

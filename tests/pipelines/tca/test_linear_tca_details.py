@@ -145,6 +145,13 @@ def test_the_head_is_called_in_chunks_with_the_same_result():
     assert torch.allclose(one.logits, whole.logits, atol=1e-6)
 
 
+def test_adam_solver_keeps_the_input_dtype():
+    from paper_pipelines.pipelines.tca.linear_tca import solve_w_adam
+
+    c = torch.eye(3, dtype=torch.float64) * 2
+    assert solve_w_adam(c, c, iterations=2, lr=1e-3).dtype == torch.float64
+
+
 def test_adam_solver_settings_reach_the_solver():
     z, logits, head = _problem()
     still = linear_tca(z, logits, head, 3, w_solver="adam", w_iters=0)
@@ -183,6 +190,7 @@ def test_peak_tensor_bytes_counts_what_the_function_allocates():
     def make():
         return torch.ones(1000, dtype=torch.float32) * 2.0  # two 4000-byte tensors alive at once
 
+    assert peak_tensor_bytes(lambda: 3, "cpu") == (3, 0)  # nothing allocated, nothing counted
     out, peak = peak_tensor_bytes(make, "cpu")
     assert torch.equal(out, torch.full((1000,), 2.0))
     assert 4000 <= peak <= 16000

@@ -78,7 +78,7 @@ def test_source_only_and_bn_adapt_modes():
     assert torch.allclose(logits, model.classifier(model.featurizer(x)))
     assert src.classifier is model.classifier
     bn = BNAdapt(_bn_model())
-    assert bn.model.training
+    assert bn.model.training and bn.classifier is bn.model.classifier
     z, _ = bn(x)
     # batch statistics: each BN output channel has zero mean over the batch (affine = 1, 0 at init),
     # and pooling averages the pixels, so z has zero mean over the batch too
