@@ -270,3 +270,17 @@ def test_render_society_records_its_seed_and_keeps_expert_c_free_of_clutter():
         outside = image.copy()
         outside[y0:y1, x0:x1] = 0
         assert not outside.any()
+
+
+def test_render_society_clutters_expert_c_when_asked():
+    # data.expert_c_clutter: expert_c's canvases get the same strokes (intensity 0.6) as the others
+    params = validate_params(
+        DataParams,
+        {"pools": {"expert_c": 20, "expert_d": 20, "social": 20, "downstream": 40},
+         "renders": {"expert": 1, "social": 1, "downstream": 1}, "clean_noise": 0.0, "noise": 0.0,
+         "expert_c_clutter": True},
+        "disc.data",
+    )  # fmt: skip
+    society = data.render_society(data.digits_table(), params, 0.5, 0)
+    frac = lambda pool: np.mean([np.any(np.isclose(im, 0.6)) for im in pool["images"]])  # noqa: E731
+    assert frac(society["expert_c"]) > 0.5

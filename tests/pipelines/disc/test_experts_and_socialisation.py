@@ -300,3 +300,13 @@ def test_box_socialisation_trains_on_the_central_models_device():
     fit = socialisation.train_central(c, tiny_pool(8), "box", VariantParams(), 1, 0.01, 4, 0.1, 0.05,
                                       np.random.default_rng(0))  # fmt: skip
     assert fit["steps"] == 2 and {p.device.type for p in fit["heads"].parameters()} == {"meta"}
+
+
+def test_a_specialist_starts_from_the_torch_seed_drawn_below_2_to_the_31():
+    # no epoch: the returned weights are the initial ones, from torch.manual_seed(rng.integers(2**31))
+    pool = {"images": np.zeros((4, 1, 8, 8), np.float32), "labels": np.zeros(4, np.int64),
+            "boxes": np.full((4, 4), 0.5, np.float32)}  # fmt: skip
+    model = experts.train_specialist(pool, "cls", 3, [4, 5, 6], 0, 0.01, 2, 1.0, 1.0, np.random.default_rng(4))  # fmt: skip  # noqa: E501
+    torch.manual_seed(int(np.random.default_rng(4).integers(2**31)))
+    expect = experts.Specialist(3, [4, 5, 6], "cls").state_dict()
+    assert all(torch.equal(v, expect[k]) for k, v in model.state_dict().items())

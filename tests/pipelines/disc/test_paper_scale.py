@@ -360,3 +360,171 @@ def test_bfloat16_backbones_run_end_to_end(fake_cifar, tmp_path):
     specialist = tiny_specialist(dtype="bfloat16")
     assert specialist.backbone.embedder.embedder.convolution.weight.dtype == torch.bfloat16
     assert specialist(images()).dtype == torch.float32
+
+
+# ----------------------------------------------------------------------------- small pieces, by hand
+def test_stage_strides_with_and_without_a_downsampling_first_stage():
+    # the embedder halves twice (stride 4); each later stage halves again, the first only when asked
+    plain = resnet.resnet_config(TINY.model_dump())
+    assert resnet.stage_strides(plain) == [4, 8, 16, 32]
+    first = resnet.resnet_config(TINY.model_dump() | {"downsample_in_first_stage": True})
+    assert resnet.stage_strides(first) == [8, 16, 32, 64]
+
+
+def test_a_resnet_needs_four_stages():
+    config = resnet.resnet_config(
+        TINY.model_dump() | {"hidden_sizes": [8, 16, 32], "depths": [1, 1, 1]}
+    )
+    with pytest.raises(ValueError, match=r"hidden_sizes needs 4 stages .*got \[8, 16, 32\]"):
+        resnet.ResNetSpecialist(config, "cls", 4, 32, MEAN, STD)
+
+
+def test_input_adapter_normalises_in_0_255_and_resizes_only_other_sizes():
+    adapter = resnet.InputAdapter(2, [100.0, 0.0, 50.0], [2.0, 1.0, 10.0], torch.float32)
+    x = torch.tensor([110.0, 3.0, 70.0]).view(1, 3, 1, 1).expand(1, 3, 2, 2).to(torch.uint8)
+    out = adapter(x)
+    # (x - mean) / std per channel: (110 - 100) / 2, 3 / 1, (70 - 50) / 10
+    assert torch.equal(out[0, :, 0, 0], torch.tensor([5.0, 3.0, 2.0])) and out.shape == (1, 3, 2, 2)
+    # a 4 x 4 input is resized to 2 x 2 (bilinear, align_corners=False: the 2 x 2 block means here)
+    ramp = torch.arange(16.0).view(1, 1, 4, 4).expand(1, 3, 4, 4)
+    small = adapter(ramp)[0, 1]
+    assert torch.allclose(small, torch.tensor([[2.5, 4.5], [10.5, 12.5]]))
+    half = resnet.InputAdapter(2, [0.0] * 3, [1.0] * 3, torch.bfloat16)
+    assert half(ramp).dtype == torch.bfloat16
+
+
+def test_cast_runs_the_piece_in_its_dtype_and_hands_float32_on():
+    seen = []
+
+    class Probe(torch.nn.Module):
+        def forward(self, x):
+            seen.append(x.dtype)
+            return x * 2
+
+    out = resnet.Cast(Probe(), torch.bfloat16)(torch.ones(2))
+    assert seen == [torch.bfloat16] and out.dtype == torch.float32 and torch.equal(out, torch.full((2,), 2.0))  # fmt: skip  # noqa: E501
+
+
+def test_hf_to_torchvision_refuses_a_non_backbone_key():
+    with pytest.raises(KeyError, match="not a ResNetModel backbone key: pooler.x"):
+        resnet.hf_to_torchvision("pooler.x")
+    assert resnet.torchvision_to_hf("fc.weight") is None
+
+
+def test_unwrap_checkpoint_finds_the_state_under_state_dict_or_model():
+    inner = {"conv1.weight": torch.zeros(1)}
+    assert resnet.unwrap_checkpoint({"meta": {}, "state_dict": inner}) is inner
+    assert resnet.unwrap_checkpoint({"model": inner}) is inner
+    # a non-mapping under "model" (a module) is not a state dict: the object itself is returned
+    obj = {"model": torch.nn.Linear(1, 1)}
+    assert resnet.unwrap_checkpoint(obj) is obj
+    assert resnet.unwrap_checkpoint(inner) is inner
+
+
+@pytest.mark.parametrize("prefix", ["module.", "module.backbone."])
+def test_data_parallel_prefixes_load_too(prefix):
+    source = randomise_bn_(tiny_specialist(TINY_SHORTCUT, seed=0))
+    fresh = tiny_specialist(TINY_SHORTCUT, seed=5)
+    state = {f"{prefix}{k}": v for k, v in torchvision_layout(source).items()}
+    resnet.load_backbone_(fresh, state)
+    torch.testing.assert_close(fresh(images()), source(images()), rtol=0, atol=0)
+
+
+def test_the_log_line_counts_mapped_and_ignored_keys(caplog):
+    source = tiny_specialist(TINY_SHORTCUT)
+    tv = torchvision_layout(source)
+    n_backbone = len(source.backbone.state_dict())
+    state = {f"backbone.{k}": v for k, v in tv.items()} | {"neck.a": torch.zeros(1), "rpn.b": torch.zeros(1)}  # fmt: skip  # noqa: E501
+    with caplog.at_level("INFO"):
+        mapped = resnet.backbone_state(state, list(source.backbone.state_dict()))
+    assert len(mapped) == n_backbone
+    # 2 keys outside backbone. and torchvision's fc.weight / fc.bias under it
+    assert f"{n_backbone} backbone keys mapped from under 'backbone.', 4 non-backbone keys ignored" in caplog.text  # fmt: skip  # noqa: E501
+    caplog.clear()
+    with caplog.at_level("INFO"):
+        resnet.backbone_state(tv, list(source.backbone.state_dict()))
+    assert f"{n_backbone} backbone keys mapped, 2 non-backbone keys ignored" in caplog.text
+
+
+def test_a_checkpoint_missing_many_keys_names_five_and_the_count():
+    source = tiny_specialist(TINY_SHORTCUT)
+    target = list(source.backbone.state_dict())
+    state = {"conv1.weight": torchvision_layout(source)["conv1.weight"]}
+    n_missing = len([k for k in target if not k.endswith("num_batches_tracked")]) - 1
+    with pytest.raises(KeyError, match=rf"\.\.\. \({n_missing} in all\)"):
+        resnet.backbone_state(state, target)
+    few = {k: v for k, v in torchvision_layout(source).items() if k != "bn1.bias"}
+    with pytest.raises(
+        KeyError, match=r"\['embedder\.embedder\.normalization\.bias'\] \(1 in all\)"
+    ):
+        resnet.backbone_state(few, target)
+
+
+def test_a_transformers_folder_of_another_depth_is_refused():
+    from transformers import ResNetModel
+
+    deeper = ResNetModel(resnet.resnet_config(TINY_SHORTCUT.model_dump()))
+    with pytest.raises(KeyError, match="unknown here"):
+        resnet.load_backbone_(tiny_specialist(TINY), {"model": deeper})
+
+
+def test_config_values_from_a_folder_or_from_the_parameters():
+    from transformers import ResNetModel
+
+    values = TINY_SHORTCUT.model_dump()
+    folder = {"model": ResNetModel(resnet.resnet_config(values))}
+    got = resnet.config_values(folder, TINY.model_dump())
+    assert got == {
+        "embedding_size": 8, "hidden_sizes": [16, 32, 64, 128], "depths": [1, 2, 1, 1],
+        "layer_type": "bottleneck", "downsample_in_first_stage": False, "num_channels": 3,
+    }  # fmt: skip
+    assert resnet.config_values(None, values) == values
+    assert resnet.config_values({"state_dict": {}}, values) == values
+
+
+def test_build_resnet_specialist_restores_the_state_frozen_in_eval_mode():
+    source = randomise_bn_(tiny_specialist(TINY))
+    spec = {"config": TINY.model_dump(), "task": "box", "n_classes": 4, "input_size": 32,
+            "mean": MEAN, "std": STD, "dtype": "float32"}  # fmt: skip
+    built = resnet.build_resnet_specialist(spec, source.state_dict() | {
+        "head_box.weight": torch.zeros(4, 64), "head_box.bias": torch.zeros(4)})  # fmt: skip
+    assert not built.training and not any(p.requires_grad for p in built.parameters())
+    torch.testing.assert_close(built(images()), source(images()), rtol=0, atol=0)
+    assert built.head_box.out_features == 4 and built.head_cls.out_features == 4
+    fresh = resnet.build_resnet_specialist(spec)
+    assert not fresh.training
+
+
+def test_labelled_list_bounds_are_zero_and_n_train_minus_one():
+    assert cifar.parse_index_list("0\n9\n", 10).tolist() == [0, 9]
+    with pytest.raises(ValueError, match="index 10 is outside the 10"):
+        cifar.parse_index_list("10\n", 10)
+    with pytest.raises(ValueError, match="index -1 is outside"):
+        cifar.parse_index_list([-1], 10)
+    assert cifar.parse_index_list("4 # note # more\n", 10).tolist() == [4]
+    # a comment line with a second "#" is still all comment: the text before the first "#" counts
+    assert cifar.parse_index_list("# train_10p # v2\n3\n", 10).tolist() == [3]
+    assert cifar.parse_index_list(np.array([3, 1]), 10).dtype == np.int64
+
+
+def test_cifar_pools_layout_boxes_and_the_seeded_social_draw(fake_cifar):
+    from paper_pipelines.common.runtime import substream
+
+    society = cifar.cifar_society(fake_cifar, None, 0.25, 32, ["cls"], 3)
+    # social = 32 = every training image outside the labelled 8 is allowed; sorted, no repeat
+    assert len(society["digits"]["social"]) == 32 and society["seed"] == 3
+    assert society["source"] == "cifar100"
+    drawn = cifar.cifar_society(fake_cifar, "0\n1\n", 0.25, 20, ["cls"], 3)
+    rest = np.setdiff1d(np.arange(40), [0, 1])
+    expect = np.sort(substream(3, "social").choice(rest, size=20, replace=False))
+    assert drawn["digits"]["social"] == expect.tolist()
+    assert len(set(drawn["digits"]["social"])) == 20
+    for name in ("social", "downstream"):
+        part = drawn[name]
+        # CIFAR has no boxes: one full-image box (centre 0.5, 0.5, size 1, 1) per image
+        assert part["boxes"].dtype == np.float32 and part["labels"].dtype == np.int64
+        assert (part["boxes"] == np.array([0.5, 0.5, 1.0, 1.0], np.float32)).all()
+        assert part["boxes"].shape == (len(part["labels"]), 4)
+    labelled = np.asarray(cifar.cifar_society(fake_cifar, None, 0.25, None, ["cls"], 3)["digits"]["labelled"])  # fmt: skip  # noqa: E501
+    mask = cifar.labelled_split(fake_cifar["train"]["labels"], 0.25, substream(3, "labelled"))
+    assert labelled.tolist() == np.flatnonzero(mask).tolist()

@@ -222,3 +222,9 @@ def test_the_glue_builds_and_trains_every_model_on_the_requested_device(
     assert 0 < trained["seconds"][0] <= time.perf_counter() - middle
     society.score_variant(trained, cls, det, pools[:1], variant, PROBE, EXPERT, "accel")
     assert seen == [("expert", "accel"), ("central", "accel"), ("central", "accel")]
+
+
+def test_a_missing_checkpoint_names_the_catalog_entry_and_the_dataset():
+    for task, entry in (("cls", "disc.cls_checkpoint"), ("box", "disc.det_checkpoint")):
+        with pytest.raises(ValueError, match=rf"catalog entry {entry} \(a ResNetCheckpointDataset with a local path, conf/paper/catalog/disc.yml\)"):  # fmt: skip  # noqa: E501
+            society.checkpoint_expert(None, task, [], EXPERT, 0)
