@@ -55,6 +55,7 @@ def test_mixed_generator_regions_growth_and_cross_links():
 def test_htgn_events_and_cumulate():
     events = data.htgn_events({"edge_index_list": [np.array([[0, 1], [1, 2]]), np.array([[2], [3]])]})  # fmt: skip  # noqa: E501
     assert events.values.tolist() == [[0, 1, 0], [1, 2, 0], [2, 3, 1]]
+    assert list(events.columns) == ["u", "v", "t"]  # every loader's shape
     with pytest.raises(ValueError, match="htgn_snapshots holds no HTGN"):
         data.htgn_events(None)
     cum = data.cumulate(pd.DataFrame({"u": [0, 1], "v": [1, 2], "t": [2000, 2001]}))
@@ -159,3 +160,44 @@ def test_gate_table_averages_present_training_snapshots():
     out = report.gate_table(graphs, tree, [{"source": "g", "seed": 0, "alpha": alpha}], 2)
     assert out["node"].tolist() == [0, 1]
     assert np.allclose(out["gate"], [0.3, 0.7]) and np.allclose(out["tree_score"], [0.2, 0.2])
+
+
+def _popularity_similarity_by_hand(n, m, seed):
+    """The docstring's rule written out: node i at radius 2 ln(i + 1) and a uniform angle links to the
+    m earlier nodes j of smallest r_i + r_j + 2 ln(dtheta_ij / 2)."""
+    theta = np.random.default_rng(seed).uniform(0, 2 * np.pi, n)
+    edges = []
+    for i in range(1, n):
+        proxy = []
+        for j in range(i):
+            gap = abs(theta[i] - theta[j])
+            dtheta = min(gap, 2 * np.pi - gap)
+            proxy.append(2 * np.log(i + 1) + 2 * np.log(j + 1) + 2 * np.log(dtheta / 2))
+        edges += [(int(j), i) for j in np.argsort(proxy)[:m]]
+    return edges
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_popularity_similarity_edges_follow_the_distance_proxy(seed):
+    edges, _ = data.popularity_similarity_edges(12, 2, np.random.default_rng(seed))
+    assert [tuple(e) for e in edges.tolist()] == _popularity_similarity_by_hand(12, 2, seed)
+
+
+def test_mixed_generator_first_snapshot_holds_the_first_m_plus_one_nodes():
+    # initial_frac 0: the growth starts from m + 1 = 3 hyperbolic nodes (a triangle for m = 2), and the
+    # last snapshot holds every node: 1 + 2 * 4 = 9 links for n_h = 6 (no Euclidean part, no cross links)
+    events, _ = data.mixed_geometry_events(6, 0, 2, 0.0, 1.0, 0.3, 0.0, 0.1, 3, np.random.default_rng(0))  # fmt: skip  # noqa: E501
+    assert events[events["t"] == 0][["u", "v"]].values.tolist() == [[0, 1], [0, 2], [1, 2]]
+    assert events.groupby("t").size().tolist() == [3, 5, 9]  # arrivals 3, 4, 6
+    assert list(events.columns) == ["u", "v", "t"] and events.index.equals(pd.RangeIndex(len(events)))  # fmt: skip  # noqa: E501
+
+
+def test_mixed_generator_euclidean_region_is_the_torus_graph_of_uniform_points():
+    # without a hyperbolic part the first draw of the stream is the n_e uniform points in the unit square
+    n_e, radius = 15, 0.3
+    events, _ = data.mixed_geometry_events(0, n_e, 2, 0.5, 1.0, radius, 0.0, 0.1, 3, np.random.default_rng(1))  # fmt: skip  # noqa: E501
+    points = np.random.default_rng(1).uniform(0, 1, (n_e, 2))
+    expect = data.torus_rgg_edges(points, radius).tolist()
+    for t in range(3):  # drift 0: the same graph at every snapshot
+        assert events[events["t"] == t][["u", "v"]].values.tolist() == expect
+    assert events["u"].dtype == np.int64 and events["v"].dtype == np.int64

@@ -90,3 +90,40 @@ def test_node_tree_score_averages_present_training_snapshots():
     scores = np.array([[0.2, np.nan, 0.1], [0.4, np.nan, np.nan], [9.0, 9.0, 9.0]])
     out = hy.node_tree_score(scores, 2)
     assert np.allclose(out[[0, 2]], [0.3, 0.1]) and np.isnan(out[1])
+
+
+def test_sampled_diameter_is_the_largest_eccentricity_of_the_four_sampled_nodes():
+    # C6 (0..5) with a tail 0-6-7-8; seed 53 draws the quadruple (0, 2, 5, 4) of node 0's 5-hop ego
+    # graph (the whole graph): sums d02 + d54 = 3, d05 + d24 = 3, d04 + d25 = 5 -> delta = 1; the
+    # sampled nodes' largest eccentricity is 5 (2 and 4 to 8), the exact diameter 6 (3 to 8)
+    g = nx.cycle_graph(6)
+    g.add_edges_from([(0, 6), (6, 7), (7, 8)])
+    adj = _adj(g)
+    ego = hy.ego_nodes(adj, 0, 5)
+    order = np.argsort(np.random.default_rng(53).random((1, len(ego))), axis=1)[0]
+    assert ego[order[:4]].tolist() == [0, 2, 5, 4]
+    assert hy.ego_delta(adj, 0, 5, 1, np.random.default_rng(53), exact_diameter_max=0) == 0.2
+    assert hy.ego_delta(adj, 0, 5, 1, np.random.default_rng(53)) == pytest.approx(1 / 6)
+
+
+def test_ego_delta_counts_hops_whatever_the_stored_weights():
+    # duplicated edges sum to 2 in a CSR matrix: distances and the diameter stay hop counts (an
+    # adjacency read as weights would scale only one of them if the two calls disagreed)
+    adj = _adj(nx.cycle_graph(4)) * 2.0
+    rng = np.random.default_rng(1)
+    assert hy.ego_delta(adj, 0, 2, 5, rng) == 0.5
+    assert hy.ego_delta(adj, 0, 2, 5, rng, exact_diameter_max=3) == 0.5
+    g = nx.cycle_graph(6)
+    g.add_edges_from([(0, 6), (6, 7), (7, 8)])
+    weighted = _adj(g) * 3.0
+    assert hy.ego_delta(weighted, 0, 5, 1, np.random.default_rng(53)) == pytest.approx(1 / 6)
+
+
+def test_forman_curvature_of_an_isolated_node_is_nan_without_a_warning():
+    import warnings
+
+    adj = hy.adjacency(np.array([[0, 1]]), 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # 0 / 0 for the isolated node is expected, not a warning
+        f = hy.forman_curvature(adj)
+    assert np.allclose(f[:2], 2.0) and np.isnan(f[2])

@@ -1,6 +1,8 @@
 """Training plumbing on a tiny graph: transitions, new-edge masks, optimisers, a short run, the
 non-finite-loss stop, scoring; and the static GAE baseline."""
 
+import math
+
 import numpy as np
 import pytest
 import torch
@@ -148,3 +150,103 @@ def test_the_static_gae_is_reproducible_whatever_pythons_random_state():
     assert random.random() == after  # the caller's stream is untouched by the fit
     other = baselines.train_static_gae(edges, 6, 4, 5, 0.01, seed=4).state_dict()
     assert not all(torch.equal(first[k], other[k]) for k in first)
+
+
+def _sp(x: float) -> float:
+    """softplus: the BCE of a logit -x with label 1, or of x with label 0."""
+    return math.log1p(math.exp(x))
+
+
+def _step_loss(settings, states, alphas, edges=EDGES[:3], seed=0):
+    model = training.CGDynR(6, settings)
+    keys = [training.edge_keys(e, 6) for e in edges]
+    masks = training.new_edge_masks(edges, 6)
+    rng = np.random.default_rng(seed)
+    return float(training.step_loss(model, states, alphas, edges, masks, keys, 6, rng, "cpu"))
+
+
+@pytest.mark.parametrize(("neg_ratio", "n_neg"), [(1.0, 3), (2.0, 6), (0.1, 1)])
+def test_step_loss_by_hand_with_every_state_equal(neg_ratio, n_neg):
+    # every state 0: every distance is 0, every logit r / t = 2, so each BCE is a weighted mean of
+    # softplus(-2) over the 3 positives and softplus(2) over the round(neg_ratio * 3) negatives (at least
+    # one); both transitions (0 -> 1, 1 -> 2) have one new edge, scored against one persisting non-edge
+    s = training.Settings(
+        mode="euclid", dim=2, lambda_node=0.1, lambda_chg=0.5, neg_ratio=neg_ratio
+    )
+    bce = (3 * _sp(-2.0) + n_neg * _sp(2.0)) / (3 + n_neg)
+    change = (_sp(-2.0) + _sp(2.0)) / 2
+    loss = _step_loss(s, torch.zeros(3, 6, 2), torch.zeros(3, 6))
+    assert loss == pytest.approx(2 * (bce + 0.5 * change), rel=1e-6)
+    s0 = training.Settings(mode="euclid", dim=2, lambda_chg=0.0, neg_ratio=neg_ratio)
+    assert _step_loss(s0, torch.zeros(3, 6, 2), torch.zeros(3, 6)) == pytest.approx(
+        2 * bce, rel=1e-6
+    )
+    # reconstructing the same snapshot: three transitions, the first (tau = 0) without the change term
+    same = training.Settings(mode="euclid", dim=2, target="same", neg_ratio=neg_ratio)
+    assert _step_loss(same, torch.zeros(3, 6, 2), torch.zeros(3, 6)) == pytest.approx(
+        3 * bce + 2 * 0.5 * change, rel=1e-6
+    )
+
+
+@pytest.mark.parametrize(("gate", "factor"), [(0.0, 1.0), (1.0, 4.0), (0.5, 2.5)])
+def test_step_loss_smoothness_by_hand(gate, factor):
+    # all nodes share one state per snapshot, so every logit is still 2; the state moves 0 -> v -> v
+    # (|v| = 0.3): only the step 1 -> 2 (state time t = 1) adds lambda_node D(s^1, s^0), with
+    # D = |v|^2 in the Euclidean view and d_B(0, exp_0 v)^2 = (2 |v|)^2 on the ball (c = 1)
+    v = torch.tensor([0.3, 0.0])
+    states = torch.stack([torch.zeros(6, 2), v.expand(6, 2), v.expand(6, 2)])
+    alphas = torch.full((3, 6), gate)
+    s = training.Settings(mode="hybrid_gate", dim=2, lambda_node=0.1, lambda_chg=0.0)
+    base = 2 * (3 * _sp(-2.0) + 3 * _sp(2.0)) / 6
+    smooth = factor * 0.09  # (1 - a) |v|^2 + a (2 |v|)^2
+    assert _step_loss(s, states, alphas) == pytest.approx(base + 0.1 * smooth, rel=1e-5)
+    off = training.Settings(mode="hybrid_gate", dim=2, lambda_node=0.0, lambda_chg=0.0)
+    assert _step_loss(off, states, alphas) == pytest.approx(base, rel=1e-6)
+
+
+def test_a_constant_loss_stops_after_patience_epochs():
+    # identical snapshots on 4 nodes with 5 edges leave one non-edge, the only negative (neg_ratio 0.2),
+    # and no new edge after the first: with lr 0 the loss is the same every epoch, so training stops
+    # once `patience` epochs have passed without a lower loss (1 + patience epochs logged)
+    edges = [np.array([[0, 1], [0, 2], [0, 3], [1, 2], [1, 3]])] * 4
+    snaps = {"edges": edges, "num_nodes": 4}
+    s = training.Settings(mode="euclid", dim=2, epochs=20, lr=0.0, patience=3, neg_ratio=0.2)
+    _, log = training.train_cgdyn(snaps, np.zeros((4, 4), np.float32), 3, s, seed=0)
+    assert len(log) == 4 and len({row["loss"] for row in log}) == 1
+    assert [row["epoch"] for row in log] == [0, 1, 2, 3]
+
+
+def test_node_features_start_small():
+    # 0.1 * N(0, 1) features keep exp_0 well inside the ball at the start
+    torch.manual_seed(0)
+    model = training.CGDynR(500, training.Settings(mode="euclid", dim=16))
+    std = float(model.features.detach().std())
+    assert 0.095 < std < 0.105 and model.features.shape == (500, 16)
+
+
+def test_a_learned_curvature_gets_a_gradient_and_a_fixed_one_is_a_float():
+    s = training.Settings(mode="hyperbolic", dim=4, window=2, learn_curvature=True, curvature=2.0)
+    torch.manual_seed(0)
+    model = training.CGDynR(6, s)
+    c = model.curvature()
+    assert isinstance(c, torch.Tensor) and float(c.detach()) == pytest.approx(2.0)
+    graphs = [training.normalised_graph(e, 6, "cpu") for e in EDGES[:3]]
+    states, alphas = model(graphs, torch.zeros(3, 6))
+    keys = [training.edge_keys(e, 6) for e in EDGES[:3]]
+    masks = training.new_edge_masks(EDGES[:3], 6)
+    loss = training.step_loss(model, states, alphas, EDGES[:3], masks, keys, 6, np.random.default_rng(0), "cpu")  # fmt: skip  # noqa: E501
+    loss.backward()
+    grad = model.ball.isp_c.grad
+    assert grad is not None and float(grad.abs()) > 0
+    fixed = training.CGDynR(6, training.Settings(mode="hyperbolic", dim=4, curvature=2.0))
+    assert fixed.curvature() == 2.0 and isinstance(fixed.curvature(), float)
+
+
+def test_gae_encoder_starts_from_small_features_through_2d_then_d_channels():
+    torch.manual_seed(0)
+    enc = baselines.GCNEncoder(500, 16)
+    std = float(enc.features.detach().std())
+    assert 0.095 < std < 0.105 and float(enc.features.detach().abs().max()) < 1.0
+    assert (enc.conv1.in_channels, enc.conv1.out_channels) == (16, 32)
+    assert (enc.conv2.in_channels, enc.conv2.out_channels) == (32, 16)
+    assert enc(torch.tensor([[0, 1], [1, 0]])).shape == (500, 16)
