@@ -121,3 +121,8 @@ def test_generate_part_requested_bases_motifs_sizes():
     )
     assert (biased.base == biased.y.map(dict(enumerate(["wheel", "tree", "ladder"])))).all()
     assert (biased.width == 8).all()
+
+
+def test_the_motif_mask_stays_boolean_after_perturbation():
+    row = gen.make_graph("wheel", "house", 8, np.random.default_rng(0), 0.5, 0.0)
+    assert len(row["edge_motif"]) > 16 and {type(v) for v in row["edge_motif"]} == {bool}
