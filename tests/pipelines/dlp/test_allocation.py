@@ -8,6 +8,7 @@ from paper_pipelines.pipelines.dlp.allocation import (
     dlp_sparsities,
     relative_importance,
     spread_to_mean,
+    to_sparsities,
 )
 from paper_pipelines.pipelines.dlp.baselines import owl_sparsities, uniform_sparsities
 
@@ -71,3 +72,70 @@ def test_alpha_that_leaves_zero_one_fails_clearly():
 def test_non_positive_scores_are_rejected():
     with pytest.raises(ValueError, match="non-negative"):
         relative_importance([1.0, -2.0])
+
+
+# ---------------------------------------------------------------- pinned by mutation testing (#29)
+def test_block_sparsity_at_zero_is_lifted_and_at_one_is_an_error():
+    # densities 1, 0.5, 0.75 -> sparsities 0 (lifted to the released 0.01), 0.5, 0.25
+    sparsities = to_sparsities(np.array([1.0, 0.5, 0.75]), 0.25, "DLP", "dlp.alpha", 0.01)
+    np.testing.assert_array_equal(sparsities, [0.01, 0.5, 0.25])
+    lifted = to_sparsities(np.array([1.0, 0.5]), 0.25, "OWL", "owl.lam", 0.05)
+    np.testing.assert_array_equal(lifted, [0.05, 0.5])
+    # a block at sparsity exactly 1 (density 0) would be removed entirely: an error
+    with pytest.raises(
+        ParameterError, match=r"OWL would give block sparsities in \[0\.500, 1\.000\]"
+    ):
+        to_sparsities(np.array([0.0, 0.5]), 0.25, "OWL", "owl.lam", 0.01)
+    with pytest.raises(ParameterError, match=r"in \[-0\.250, 0\.500\]"):
+        to_sparsities(np.array([1.25, 0.5]), 0.25, "DLP", "dlp.alpha", 0.01)
+
+
+def test_the_error_names_the_largest_spread_that_fits():
+    # Use key <= min(S, 1 - S): at S = 0.9 that is 0.100, at S = 0.2 it is 0.200
+    with pytest.raises(ParameterError, match=r"target_sparsity=0\.9.*Use dlp\.alpha <= 0\.100 or"):
+        dlp_sparsities([1.0, 2.0, 30.0], target=0.9, alpha=0.3)
+    with pytest.raises(ParameterError, match=r"dlp\.allocation\.owl\.lam.*Use owl\.lam <= 0\.200 "):
+        owl_sparsities([1.0, 5.0], 0.2, 0.5)
+
+
+def test_owl_min_sparsity_is_passed_through():
+    # LOD [1, 3]: densities spread [0, 0.4] shifted to mean 0.8 -> [0.6, 1.0] -> sparsities [0.4, 0]
+    np.testing.assert_allclose(owl_sparsities([1.0, 3.0], 0.2, 0.2, min_sparsity=0.03), [0.4, 0.03])
+    np.testing.assert_allclose(owl_sparsities([1.0, 3.0], 0.2, 0.2), [0.4, 0.01])
+    np.testing.assert_allclose(dlp_sparsities([3.0, 1.0], 0.2, 0.2, min_sparsity=0.02), [0.4, 0.02])
+
+
+def test_uniform_is_the_target_everywhere():
+    out = uniform_sparsities(3, 0.7)
+    assert out.dtype == np.float64 and out.tolist() == [0.7, 0.7, 0.7]
+
+
+@pytest.mark.parametrize(
+    ("scores", "match"),
+    [
+        ([1.0], "at least 2 blocks"),
+        ([[1.0, 2.0]], "at least 2 blocks"),
+        ([1.0, float("nan")], "finite"),
+        ([1.0, float("inf")], "finite"),
+        ([0.0, 0.0], "not all zero"),
+    ],
+)
+def test_bad_block_scores_are_rejected(scores, match):
+    with pytest.raises(ValueError, match=match):
+        relative_importance(scores)
+
+
+def test_zero_scores_beside_a_positive_one_are_allowed():
+    np.testing.assert_allclose(relative_importance([0.0, 2.0]), [1.0, 0.0])
+
+
+def test_allocations_are_computed_in_float64_whatever_the_input():
+    # float32 statistics (e.g. from a GPU) still give float64 allocations, the released arithmetic
+    lod = np.array([1.0, 3.0, 2.0], dtype=np.float32)
+    assert owl_sparsities(lod, 0.7, 0.08).dtype == np.float64
+    assert spread_to_mean(lod, 0.7, 0.08).dtype == np.float64
+    np.testing.assert_array_equal(
+        owl_sparsities(lod, 0.7, 0.08), owl_sparsities(lod.astype(np.float64), 0.7, 0.08)
+    )
+    spread = spread_to_mean(np.array([0.1, 0.3], dtype=np.float32), 0.5, 0.1)
+    assert spread.tolist() == spread_to_mean(np.array([0.1, 0.3]), 0.5, 0.1).tolist() == [0.4, 0.6]

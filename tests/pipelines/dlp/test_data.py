@@ -2,6 +2,7 @@
 
 import random
 
+import numpy as np
 import pytest
 import torch
 
@@ -84,3 +85,80 @@ def test_make_windows_draws_c4_calibration_from_single_documents():
     calibration, _ = make_windows(text, CausalLM(None, ByteTokenizer(), "bytes"), params, 0)
     for window in calibration["input_ids"].tolist():
         assert len(set(window)) == 1 and chr(window[0]) in "ac", bytes(window)
+
+
+# ---------------------------------------------------------------- pinned by mutation testing (#29)
+def test_pydoc_topics_split_by_topic_seeded_and_disjoint():
+    from pydoc_data.topics import topics
+
+    split = data.pydoc_topics_split(0.75, seed=1)
+    keys = sorted(topics)
+    random.Random(1).shuffle(keys)
+    n_train = int(len(keys) * 0.75)
+    assert split["train"] == "\n\n".join(topics[k] for k in keys[:n_train])
+    assert split["test"] == "\n\n".join(topics[k] for k in keys[n_train:])
+    assert data.load_text("pydoc_topics", 0.75, 1) == split
+    assert data.pydoc_topics_split(0.75, seed=2)["train"] != split["train"]
+
+
+def test_stdlib_docstrings_split_by_module(tmp_path, monkeypatch):
+    (tmp_path / "a.py").write_text('"""Module a."""\n\n\nclass K:\n    """Class K."""\n')
+    (tmp_path / "b.py").write_text(
+        'def f():\n    """Function f."""\n\n\nasync def g():\n    """Async g."""\n'
+    )
+    (tmp_path / "c.py").write_text("def broken(:\n")  # not Python: skipped
+    (tmp_path / "d.py").write_text("x = 1\n")  # no docstrings: an empty text
+    (tmp_path / "notes.txt").write_text('"""Not a module."""')
+    monkeypatch.setattr(data.sysconfig, "get_paths", lambda: {"stdlib": str(tmp_path)})
+    texts = {"a": "Module a.\n\nClass K.", "b": "Function f.\n\nAsync g.", "d": ""}
+    files = sorted(tmp_path.glob("*.py"))
+    random.Random(0).shuffle(files)
+    order = [p.stem for p in files if p.stem != "c"]
+    split = data.stdlib_docstrings_split(0.5, seed=0)  # 3 modules parsed: int(1.5) = 1 for training
+    assert split["train"] == texts[order[0]]
+    assert split["test"] == "\n\n".join(texts[s] for s in order[1:])
+    assert data.load_text("stdlib_docstrings", 0.5, 0) == split
+
+
+def test_paper_corpus_names_every_missing_entry_and_caps_the_joined_text():
+    import pandas as pd
+
+    with pytest.raises(
+        ValueError, match=r"needs the catalog entries dlp\.c4_train, dlp\.wikitext2_test"
+    ):
+        data.load_text("c4_wikitext2", 0.9, 0)
+    with pytest.raises(
+        ValueError,
+        match=r"entries dlp\.wikitext2_test: run with --env paper and point them at your C4 shard and "
+        r"WikiText-2 test file \(conf/paper/catalog/dlp\.yml\), or use dlp\.data\.source=pydoc_topics",
+    ):
+        data.paper_corpus(pd.DataFrame({"text": ["a"]}), None)
+    docs = [f"d{i}" for i in range(data.C4_DOCUMENTS + 1)]
+    corpus = data.load_text(
+        "c4_wikitext2", 0.9, 0, pd.DataFrame({"text": docs}), pd.DataFrame({"text": ["t"]})
+    )
+    assert corpus["train"].split("\n\n") == docs[: data.C4_DOCUMENTS]  # the first 20000 documents
+    assert len(corpus["train_documents"]) == data.C4_DOCUMENTS + 1  # sampling sees them all
+
+
+def test_calibration_windows_need_more_than_one_window_of_tokens():
+    with pytest.raises(ValueError, match=r"has 11 tokens, too few for 10-token windows"):
+        data.calibration_windows(torch.arange(11), nsamples=1, seqlen=10, seed=0)
+    # 12 tokens: starts drawn from [0, 12 - 10 - 1) = {0}
+    assert (
+        data.calibration_windows(torch.arange(12), 3, 10, seed=0).tolist() == [list(range(10))] * 3
+    )
+    windows = data.calibration_windows(torch.arange(100), 4, 10, seed=5)
+    starts = np.random.default_rng(5).integers(0, 100 - 10 - 1, size=4)
+    assert windows[:, 0].tolist() == starts.tolist()
+
+
+def test_evaluation_windows_are_consecutive_and_checked():
+    ids = torch.arange(10)
+    assert data.evaluation_windows(ids, 3, None).tolist() == [[0, 1, 2], [3, 4, 5], [6, 7, 8]]
+    assert data.evaluation_windows(ids, 3, 2).tolist() == [[0, 1, 2], [3, 4, 5]]
+    assert data.evaluation_windows(ids, 10, 1).tolist() == [list(range(10))]
+    with pytest.raises(ValueError, match=r"10 tokens: 3 windows of 3, but 4 were requested"):
+        data.evaluation_windows(ids, 3, 4)
+    with pytest.raises(ValueError, match=r"0 windows of 11, but 0 were requested"):
+        data.evaluation_windows(ids, 11, None)

@@ -4,7 +4,9 @@ import copy
 import gc
 import weakref
 
+import numpy as np
 import pandas as pd
+import pytest
 import torch
 
 from paper_pipelines.common.lm import CausalLM
@@ -123,3 +125,106 @@ def test_peak_probe_counts_an_extra_copy():
     del extra
     assert 0.8 < loud - quiet < 1.3, (quiet, loud)
     assert isinstance(pd.Series([loud]).iloc[0], float)
+
+
+# ---------------------------------------------------------------- pinned by mutation testing (#29)
+def test_allocation_keys_are_the_released_ratio_names():
+    assert grid.allocation_key("dlp", 0.7) == "dlp@0.7"
+    assert (
+        grid.allocation_key("owl", 0.55) == "owl@0.55"
+        and grid.allocation_key("uniform", 0.5) == "uniform@0.5"
+    )
+
+
+def test_allocate_reads_the_statistic_each_method_needs():
+    scores = pd.DataFrame(
+        {
+            "median_score": [1.0, 2.0, 3.0],
+            "mean_score": [3.0, 2.0, 1.0],
+            "outlier_ratio": [1.0, 3.0, 2.0],
+        }
+    )
+    params = AllocationParams(
+        target_sparsity=0.5, dlp={"alpha": 0.1, "score_stat": "median"}, owl={"lam": 0.08},
+        min_layer_sparsity=0.02,
+    )  # fmt: skip
+    assert grid.allocate("uniform", scores, 0.5, params).tolist() == [0.5, 0.5, 0.5]
+    # test_allocation's hand cases: U = [1, 2, 3] at S = 0.5, a = 0.1 -> [0.4, 0.5, 0.6]
+    np.testing.assert_allclose(grid.allocate("dlp", scores, 0.5, params), [0.4, 0.5, 0.6])
+    np.testing.assert_allclose(grid.allocate("dlp_mean", scores, 0.5, params), [0.6, 0.5, 0.4])
+    np.testing.assert_allclose(grid.allocate("owl", scores, 0.7, params), [0.78, 0.62, 0.70])
+    mean_stat = params.model_copy(
+        update={"dlp": params.dlp.model_copy(update={"score_stat": "mean"})}
+    )
+    np.testing.assert_allclose(grid.allocate("dlp", scores, 0.5, mean_stat), [0.6, 0.5, 0.4])
+    # the minimum block sparsity reaches both spreads: at S = 0.1 the densest block is lifted
+    np.testing.assert_allclose(
+        grid.allocate("dlp", scores, 0.1, params), [0.02, 0.1, 0.2], atol=1e-12
+    )
+    np.testing.assert_allclose(
+        grid.allocate("owl", scores, 0.08, params), [0.16, 0.02, 0.08], atol=1e-12
+    )
+
+
+def test_pack_masks_lists_names_shapes_and_bits():
+    bits = torch.tensor([5], dtype=torch.uint8)
+    packed = grid.pack_masks({"block0.q": {"shape": [2, 3], "bits": bits}})
+    assert packed == {"names": ["block0.q"], "shapes": [[2, 3]], "mask.block0.q": bits}
+
+
+def test_restore_dense_refuses_a_different_model():
+    with pytest.raises(ValueError, match="working copy and dense model differ"):
+        grid.restore_dense(torch.nn.Linear(2, 3), torch.nn.Linear(3, 2))
+
+
+def test_n_m_grid_ignores_the_block_ratios():
+    base, calib, evaluation = _setup()
+    pruner = PrunerParams(bases=["magnitude"], sparsity_type="2:4")
+    runs, _, pruned = grid.prune_grid(base, calib, evaluation, SPARSITIES, pruner, ALLOCATION, 2, 2)
+    assert (
+        runs["actual_sparsity"].tolist() == [0.5] * 4
+    )  # 2:4 in every block, whatever the allocation
+    assert list(runs.columns) == [
+        "model", "dtype", "allocation", "base", "target_sparsity", "actual_sparsity", "perplexity",
+        "prune_seconds", "peak_memory_model_copies", "cuda_peak_model_copies",
+    ]  # fmt: skip
+    assert set(runs["model"]) == {"tiny"} and (runs["prune_seconds"] > 0).all()
+    assert runs["cuda_peak_model_copies"].isna().all()  # no CUDA here
+    assert pruned.name == "tiny"
+
+
+def test_status_fields_are_read_from_proc(tmp_path, monkeypatch):
+    from paper_pipelines.pipelines.dlp import memory
+
+    status = tmp_path / "status"
+    status.write_text("Name:\tpython\nVmHWM:\t  2048 kB\nVmRSS:\t  1024 kB\n")
+    monkeypatch.setattr(memory, "STATUS", status)
+    assert memory.rss_bytes() == 1024 * 1024 and memory.peak_bytes() == 2048 * 1024
+    assert memory._status_kb("VmSwap") is None
+    assert memory._status_kb("VmHW") is None  # a prefix of a field is not the field
+    monkeypatch.setattr(memory, "STATUS", tmp_path / "missing")
+    assert memory.rss_bytes() is None and memory.peak_bytes() is None
+
+
+def test_peak_reset_and_the_model_copies_formula(tmp_path, monkeypatch):
+    from paper_pipelines.pipelines.dlp import memory
+
+    clear = tmp_path / "clear_refs"
+    monkeypatch.setattr(memory, "CLEAR_REFS", clear)
+    assert memory.reset_peak() and clear.read_text() == "5"  # 5 resets the peak RSS mark
+    monkeypatch.setattr(memory, "CLEAR_REFS", tmp_path / "no" / "such" / "file")
+    assert memory.reset_peak() is False
+    monkeypatch.setattr(memory, "CLEAR_REFS", clear)
+    monkeypatch.setattr(memory, "rss_bytes", lambda: 1000)
+    probe = PeakProbe(torch.nn.Linear(10, 10, bias=False))  # 100 float32 = 400 bytes
+    assert probe.model_bytes == 400 and probe.baseline == 1000
+    probe.start()
+    monkeypatch.setattr(memory, "peak_bytes", lambda: 1600)
+    assert probe.model_copies() == 1 + 600 / 400  # the dense model plus what the run added
+    monkeypatch.setattr(memory, "peak_bytes", lambda: None)
+    assert probe.model_copies() is None
+    monkeypatch.setattr(memory, "CLEAR_REFS", tmp_path / "no" / "such" / "file")
+    probe.start()  # cannot reset: the peak would be the process's, so no figure
+    monkeypatch.setattr(memory, "peak_bytes", lambda: 1600)
+    assert probe.model_copies() is None
+    assert probe.cuda_model_copies() is None  # no CUDA here

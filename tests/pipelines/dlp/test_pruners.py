@@ -155,3 +155,178 @@ def test_median_on_any_device_is_numpys():
     for values in ([3.0, 1.0, 2.0], [4.0, 1.0, 3.0, 2.0], [5.0], [0.1, 0.2]):
         tensor = torch.tensor(values)
         assert median(tensor) == float(np.median(tensor.numpy())), values
+
+
+# ---------------------------------------------------------------- pinned by mutation testing (#29)
+@pytest.mark.parametrize(
+    ("sparsity", "expected"),
+    [
+        # row [1, 2, 3, 4]: sum 10, sorted cumulative sums [1, 3, 6, 10]; a starts at 0.4
+        (0.5, [True, True, False, False]),  # a = 0.4: sums <= 4 -> two weights
+        (0.25, [True, False, False, False]),  # too many: a = (0.4 + 0) / 2 = 0.2 -> sums <= 2
+        (0.75, [True, True, True, False]),  # too few: a = (0.4 + 0.8) / 2 = 0.6 -> sums <= 6
+    ],
+)
+def test_wanda_variant_bisection_by_hand(sparsity, expected):
+    metric = torch.tensor([[4.0, 1.0, 3.0, 2.0]])
+    mask = wanda_variant_mask(metric, sparsity)
+    order = [1, 3, 2, 0]  # the weights in increasing score
+    assert [bool(mask[0, j]) for j in order] == expected
+
+
+def test_wanda_variant_masks_nothing_in_a_row_below_the_fraction():
+    # row 0 [10, 1]: sums [1, 11], a * 11 = 4.4 -> only the 1; row 1 [5, 5]: sums [5, 10], a * 10 = 4
+    # -> no weight below the fraction, so none is pruned (not the smallest one)
+    metric = torch.tensor([[10.0, 1.0], [5.0, 5.0]])
+    mask = wanda_variant_mask(metric, 0.25, tol=0.5)
+    assert mask.tolist() == [[False, True], [False, False]]
+
+
+def test_wanda_with_n_m_and_with_the_variant():
+    w = torch.tensor([[4.0, -1.0, 3.0, 2.0, 0.1, -0.2, 0.3, 0.4]])
+    s = torch.ones(8)
+    mask = prune_wanda(linear_with(w), s, sparsity=0.9, nm=(2, 4))  # N:M overrides the sparsity
+    assert mask.tolist() == [[False, True, False, True, True, True, False, False]]
+    variant = prune_wanda(linear_with(w[:, :4]), s[:4], sparsity=0.25, use_variant=True)
+    assert variant.tolist() == [[False, True, False, False]]
+
+
+def test_magnitude_with_n_m_and_at_zero_sparsity():
+    w = torch.tensor([[4.0, -1.0, 3.0, 2.0], [0.1, -0.2, 0.3, 0.4]])
+    layer = linear_with(w)
+    mask = prune_magnitude(layer, 0.1, nm=(1, 4))  # the smallest |w| of each group of 4
+    assert mask.tolist() == [[False, True, False, False], [True, False, False, False]]
+    assert torch.equal(layer.weight.data, w * ~mask)
+    assert not prune_magnitude(linear_with(w), 0.0).any()
+    assert int(prune_magnitude(linear_with(w), 0.3).sum()) == 2  # floor(8 * 0.3)
+
+
+def test_n_m_needs_the_input_dimension_divisible_by_m():
+    with pytest.raises(ValueError, match=r"input dimension \(6\) divisible by M=4"):
+        nm_mask(torch.ones(2, 6), 2, 4)
+
+
+@pytest.mark.parametrize("bad", ["2-4", "2:4:8", "a:b", "4:2", "0:4", "4:4"])
+def test_bad_sparsity_types(bad):
+    with pytest.raises(ValueError, match="sparsity_type"):
+        parse_sparsity_type(bad)
+
+
+def test_n_m_sparsity():
+    from paper_pipelines.pipelines.dlp.pruners import nm_sparsity
+
+    assert nm_sparsity((2, 4)) == 0.5 and nm_sparsity((1, 8)) == 0.125
+
+
+def test_block_mask_at_full_sparsity():
+    saliency = torch.tensor([[3.0, 1.0], [2.0, 4.0]])
+    assert block_mask(saliency, 1.0, "exact").all()
+    assert block_mask(saliency, 1.0, "released").all()  # k = n: the largest value is the threshold
+    assert block_mask(saliency, 0.5).tolist() == [[False, True], [True, False]]  # default: exact
+
+
+def test_sparsegpt_compensates_a_pruned_weight_by_hand():
+    """Two inputs with H = [[2, 1], [1, 2]], no damping, one weight of two pruned. OBS: removing w1 is
+    compensated by w2 += w1 * H12 / H22 = 1 + 1 * 1/2 = 1.5. [H^-1]_jj = 2/3 and then 1/2 (Cholesky
+    diagonal squared), so the saliencies are 1^2 / (2/3) = 1.5 and 1^2 / (1/2) = 2: w1 goes."""
+    layer = linear_with(torch.tensor([[1.0, 1.0]]))
+    h = torch.tensor([[2.0, 1.0], [1.0, 2.0]])
+    mask = prune_sparsegpt(layer, h, 0.5, blocksize=2, percdamp=0.0)
+    assert mask.tolist() == [[True, False]]
+    torch.testing.assert_close(layer.weight.data, torch.tensor([[0.0, 1.5]]))
+    # two column blocks of one column each, two rows, one weight of each column pruned. Column 1:
+    # saliencies 1.5 and 9 / (2/3) = 13.5, row 0 goes and row 0's w2 becomes 1.5 (the update reaches
+    # the later block); column 2: saliencies 1.5^2 / (1/2) = 4.5 and 1 / (1/2) = 2, row 1 goes
+    layer = linear_with(torch.tensor([[1.0, 1.0], [3.0, 1.0]]))
+    mask = prune_sparsegpt(layer, h, 0.5, blocksize=1, percdamp=0.0)
+    assert mask.tolist() == [[True, False], [False, True]]
+    torch.testing.assert_close(layer.weight.data, torch.tensor([[0.0, 1.5], [3.0, 0.0]]))
+
+
+def test_sparsegpt_damping_is_a_share_of_the_mean_diagonal():
+    # H = diag(1, 3): mean diagonal 2, percdamp 0.5 -> H + I; no coupling, so kept weights stay
+    layer = linear_with(torch.tensor([[1.0, 1.1]]))
+    mask = prune_sparsegpt(
+        layer, torch.diag(torch.tensor([1.0, 3.0])), 0.5, blocksize=2, percdamp=0.5
+    )
+    # [H^-1]_jj = 1/2 and 1/4: saliencies 1 / (1/4) = 4 and 1.21 / (1/16) = 19.4 -> w1 goes
+    assert mask.tolist() == [[True, False]]
+    torch.testing.assert_close(layer.weight.data, torch.tensor([[0.0, 1.1]]))
+
+
+def test_sparsegpt_dead_inputs_are_zeroed():
+    # an input that never fires (H_jj = 0) carries no information: its weights are set to zero
+    h = torch.diag(torch.tensor([1.0, 0.0, 1.0, 1.0]))
+    layer = linear_with(torch.tensor([[1.0, 5.0, 2.0, 3.0]]))
+    prune_sparsegpt(layer, h, 0.0, blocksize=4)
+    assert layer.weight.data.tolist() == [[1.0, 0.0, 2.0, 3.0]]
+
+
+def test_sparsegpt_n_m_prunes_n_of_every_m_columns():
+    torch.manual_seed(0)
+    w = torch.randn(4, 8)
+    layer = linear_with(w)
+    mask = prune_sparsegpt(layer, torch.eye(8), 0.0, nm=(2, 4), blocksize=8)
+    # H = I: no compensation, so the mask is the 2 smallest |w| of each group of 4
+    assert torch.equal(mask, nm_mask(w.abs(), 2, 4))
+    torch.testing.assert_close(layer.weight.data, w * ~mask)
+
+
+def test_sparsegpt_keeps_the_weight_dtype():
+    layer = linear_with(torch.tensor([[1.0, 2.0]], dtype=torch.float64))
+    prune_sparsegpt(layer, torch.eye(2, dtype=torch.float64), 0.5, blocksize=2)
+    assert layer.weight.dtype == torch.float64 and layer.weight.data.tolist() == [[0.0, 2.0]]
+
+
+def test_outliers_are_strictly_above_m_times_the_mean():
+    scores = torch.tensor([1.0, 1.0, 1.0, 5.0])  # mean 2: with M = 2.5 the 5 is exactly on the line
+    assert outlier_ratio(scores, 2.5) == 0.0
+    assert outlier_ratio(scores, 2.0) == 25.0
+    assert outlier_ratio(scores.to(torch.bfloat16), 2.0) == 25.0
+
+
+def test_block_score_of_half_precision_scores_and_unknown_statistics():
+    scores = torch.tensor([1.0, 2.0, 3.0, 10.0], dtype=torch.bfloat16)
+    assert block_score(scores, "median") == 2.5  # numpy's mean of the two middle values
+    assert block_score(scores, "mean") == 4.0
+    assert block_score(torch.tensor([-1.0, -3.0]), "mean") == 2.0  # the magnitude of the mean
+    with pytest.raises(ValueError, match="score_stat must be 'median' or 'mean', got 'max'"):
+        block_score(scores, "max")
+
+
+def test_wanda_importance_in_float64_and_for_half_weights():
+    w = torch.tensor([[1.0, -2.0]], dtype=torch.float64)
+    out = wanda_importance(w, torch.tensor([4.0, 9.0], dtype=torch.float64))
+    assert out.dtype == torch.float64 and out.tolist() == [[2.0, 6.0]]
+    half = wanda_importance(w.to(torch.bfloat16), torch.tensor([4.0, 9.0]))
+    assert half.dtype == torch.float32 and half.tolist() == [[2.0, 6.0]]
+
+
+def test_median_of_nothing_is_an_error():
+    from paper_pipelines.pipelines.dlp.importance import median
+
+    with pytest.raises(ValueError, match="empty"):
+        median(torch.tensor([]))
+    assert median(torch.tensor([[4.0, 1.0], [3.0, 2.0]])) == 2.5  # of all entries, flattened
+
+
+def test_wanda_variant_stops_once_within_the_tolerance():
+    # row [1, 2, 3, 4] at target 0.25 with tol 0.25: a = 0.4 gives 0.5, |0.5 - 0.25| = tol is
+    # within the tolerance, so the bisection stops there (two weights), one step short of 0.25
+    metric = torch.tensor([[4.0, 1.0, 3.0, 2.0]])
+    assert int(wanda_variant_mask(metric, 0.25, tol=0.25).sum()) == 2
+    assert int(wanda_variant_mask(metric, 0.25, tol=0.2).sum()) == 1
+
+
+def test_masks_are_boolean():
+    metric = torch.tensor([[4.0, 1.0, 3.0, 2.0]])
+    for mask in (nm_mask(metric, 2, 4), row_mask(metric, 0.5), wanda_variant_mask(metric, 0.5)):
+        assert mask.dtype == torch.bool
+
+
+def test_wanda_importance_follows_the_weights_dtype_not_the_statistics():
+    # float32 weights with float64 statistics: the score is float32, as accumulated for the weight
+    out = wanda_importance(
+        torch.tensor([[1.0, -2.0]]), torch.tensor([4.0, 9.0], dtype=torch.float64)
+    )
+    assert out.dtype == torch.float32 and out.tolist() == [[2.0, 6.0]]
