@@ -57,11 +57,27 @@ class InputCheckHooks:
                         f"Fix --load-versions={name}:<version> (or the schedule entry's "
                         f"load_versions); nothing was run or written."
                     )
+                if name in _produced_anywhere():
+                    fix = (
+                        f"Run the nodes that produce it first (kedro run --pipeline="
+                        f"{name.split('.')[0]}), or place the file there"
+                    )
+                else:  # no node writes it: a file the user supplies
+                    fix = (
+                        f"It is an input you supply: put your file there, or point the entry "
+                        f"'{name}' in conf/<env>/catalog/ at it"
+                    )
                 raise FileNotFoundError(
-                    f"Input dataset '{name}' has no data at {described}. Run the nodes that produce it "
-                    f"first (kedro run --pipeline={name.split('.')[0]}), or place the file there; "
-                    f"nothing was run or written."
+                    f"Input dataset '{name}' has no data at {described}. {fix}; nothing was run or "
+                    f"written."
                 )
+
+
+def _produced_anywhere() -> set[str]:
+    """Every dataset some registered pipeline's node writes."""
+    from kedro.framework.project import pipelines
+
+    return set().union(*(p.all_outputs() for p in pipelines.values()))
 
 
 def _check_devices(pipeline, catalog) -> None:

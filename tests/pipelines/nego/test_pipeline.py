@@ -179,7 +179,8 @@ def _sdf_env(project, name, sdf_path, extra=""):
     [
         (
             "missing",
-            r"Input dataset 'nego\.molecules_sdf' has no data at /no/such/folder/mine\.sdf",
+            r"Input dataset 'nego\.molecules_sdf' has no data at /no/such/folder/mine\.sdf\. It is "
+            r"an input you supply: put your file there, or point the entry 'nego\.molecules_sdf'",
         ),
         ("no_molecule", r"RDKit parsed no molecule from .*mine\.sdf"),
         ("no_label", r"nego\.split\.molecule_label = 'activity': 40 of 40 molecules"),
