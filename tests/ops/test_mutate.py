@@ -180,3 +180,15 @@ def test_a_real_mutmut_run_scores_resumes_and_rescores_survivors_after_new_tests
     assert second["killed"] > first["killed"]
     assert second["no_tests"] == 0
     assert second["seconds"] >= first["seconds"]
+
+
+def test_a_rerun_tests_the_earlier_survivors_first_then_untested_ones_in_their_seeded_order():
+    statuses = {f"m{i}": "not checked" for i in range(20)}
+    statuses.update({"s1": "survived", "s2": "no tests", "k1": "killed", "e1": "survived"})
+    equivalent = {"e1": "a log message"}
+    order = mutate.sitting_order(statuses, equivalent, rerun_survivors=True, seed=3)
+    assert sorted(order[:2]) == ["s1", "s2"]
+    assert order[2:] == mutate.draw_order([f"m{i}" for i in range(20)], seed=3)
+    assert "k1" not in order and "e1" not in order
+    plain = mutate.sitting_order(statuses, equivalent, rerun_survivors=False, seed=3)
+    assert plain == order[2:]

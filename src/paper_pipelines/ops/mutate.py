@@ -189,6 +189,18 @@ def draw_order(names: list[str], seed: int) -> list[str]:
     return order
 
 
+def sitting_order(
+    statuses: dict[str, str], equivalent: dict[str, str], rerun_survivors: bool, seed: int
+) -> list[str]:
+    """The mutants a sitting tests, in order: with ``rerun_survivors`` the earlier survivors first (a
+    sitting cut short by its budget must still re-test them), then the untested ones in their seeded
+    order, so the tested set stays a uniform random sample of the paper's mutants."""
+    counted = {k: v for k, v in statuses.items() if k not in equivalent}
+    survivors = [k for k, v in counted.items() if rerun_survivors and v in SURVIVED]
+    untested = [k for k, v in counted.items() if v in UNTESTED]
+    return draw_order(survivors, seed) + draw_order(untested, seed)
+
+
 class Mutmut:
     """mutmut's command line, run in the scratch copy, stopped with SIGINT (which mutmut handles by
     keeping every verdict so far) when the deadline passes."""
@@ -271,13 +283,9 @@ def run(
     scratch = sync_scratch(project, slug, modules, max_seconds, fresh)
     mutmut = Mutmut(scratch, max_children)
     statuses = generate(mutmut, deadline)
-    todo = [
-        name
-        for name, status in statuses.items()
-        if name not in equivalent
-        and (status in UNTESTED or (rerun_survivors and status in SURVIVED))
-    ]
-    check_mutants(mutmut, draw_order(todo, seed), deadline, chunk)
+    check_mutants(
+        mutmut, sitting_order(statuses, equivalent, rerun_survivors, seed), deadline, chunk
+    )
     result = score(mutmut.statuses(), equivalent)
     # Seconds add up over the sittings that built one scratch copy's verdicts.
     earlier = json.loads(out.read_text()) if out.is_file() and not fresh else {}
