@@ -12,6 +12,14 @@ from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 
 
+def package_dir(package: str, install_hint: str) -> Path:
+    """Folder of an installed package, found without importing it (the model wheels' too)."""
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        raise ModuleNotFoundError(f"package {package!r} is not installed; {install_hint}")
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
 def package_files(
     package: str,
     files: Sequence[str],
@@ -28,10 +36,10 @@ def package_files(
     Raises FileNotFoundError when the package is not installed or a file is missing from it.
     """
     name = distribution or package
-    spec = importlib.util.find_spec(package)
-    if spec is None or not spec.submodule_search_locations:
-        raise FileNotFoundError(f"{needed_by} needs the {name} package; {install_hint}")
-    root = Path(next(iter(spec.submodule_search_locations)))
+    try:
+        root = package_dir(package, install_hint)
+    except ModuleNotFoundError:
+        raise FileNotFoundError(f"{needed_by} needs the {name} package; {install_hint}") from None
     paths = [root.joinpath(*PurePosixPath(f).parts) for f in files]
     missing = [str(p) for p in paths if not p.is_file()]
     if missing:
