@@ -250,3 +250,81 @@ def test_gae_encoder_starts_from_small_features_through_2d_then_d_channels():
     assert (enc.conv1.in_channels, enc.conv1.out_channels) == (16, 32)
     assert (enc.conv2.in_channels, enc.conv2.out_channels) == (32, 16)
     assert enc(torch.tensor([[0, 1], [1, 0]])).shape == (500, 16)
+
+
+def _count_steps(monkeypatch):
+    """Wrap every optimiser's step so a test can count the steps one epoch takes."""
+    made = training.make_optimisers
+    counter = {"steps": 0}
+
+    def counted(*args, **kwargs):
+        optimisers = made(*args, **kwargs)
+        first = optimisers[0]
+        original = first.step
+
+        def step(*a, **k):
+            counter["steps"] += 1
+            return original(*a, **k)
+
+        first.step = step
+        return optimisers
+
+    monkeypatch.setattr(training, "make_optimisers", counted)
+    return counter
+
+
+@pytest.mark.parametrize(("target", "steps"), [("same", 4), ("next", 3)])
+def test_per_snapshot_takes_one_step_per_scored_snapshot(monkeypatch, target, steps):
+    counter = _count_steps(monkeypatch)
+    s = training.Settings(mode="hyperbolic", dim=4, epochs=2, window=2, target=target,
+                          schedule="per_snapshot")  # fmt: skip
+    _, log = training.train_cgdyn(SNAPS, TREE, 4, s, seed=0)
+    assert len(log) == 2 and counter["steps"] == 2 * steps  # HTGN: one step per training snapshot
+
+
+def test_the_sequence_schedule_takes_one_step_per_epoch(monkeypatch):
+    counter = _count_steps(monkeypatch)
+    s = training.Settings(mode="hyperbolic", dim=4, epochs=3, window=2)
+    training.train_cgdyn(SNAPS, TREE, 4, s, seed=0)
+    assert counter["steps"] == 3
+
+
+def test_per_snapshot_loss_is_the_mean_of_its_steps_and_history_is_detached(monkeypatch):
+    s = training.Settings(mode="hyperbolic", dim=4, epochs=1, window=2, target="same",
+                          schedule="per_snapshot", lr=0.0)  # fmt: skip
+    seen = []
+    original = training.transition_loss
+
+    def spy(model, current, previous, *rest):
+        seen.append(previous is None or not previous[0].requires_grad)
+        return original(model, current, previous, *rest)
+
+    monkeypatch.setattr(training, "transition_loss", spy)
+    model, log = training.train_cgdyn(SNAPS, TREE, 3, s, seed=0)
+    assert len(seen) == 3 and all(seen)  # s^{t-1} enters each step without a gradient path
+    # with lr 0 the model is unchanged, so each step's loss can be recomputed from the final states
+    monkeypatch.setattr(training, "transition_loss", original)
+    states, alphas = training.final_state(model, SNAPS, TREE, 3, "cpu")
+    rng = np.random.default_rng(0)
+    keys = [training.edge_keys(e, 6) for e in EDGES[:3]]
+    masks = training.new_edge_masks(EDGES[:3], 6)
+    per_step = [
+        float(original(model, (states[t], alphas[t], None), None if t == 0 else (states[t - 1], None),
+                       t, EDGES[:3], masks, keys, 6, rng, "cpu"))
+        for t in range(3)
+    ]  # fmt: skip
+    assert log[0]["loss"] == pytest.approx(np.mean(per_step), rel=1e-5)
+
+
+def test_feed_state_reads_the_previous_state():
+    s = training.Settings(mode="hyperbolic", dim=4, window=2, feed_state=True)
+    torch.manual_seed(0)
+    model = training.CGDynR(6, s)
+    assert model.geometry.hyper[0].weight.shape == (4, 8)  # [x ; s^{t-1}] into the first layer
+    graph = training.normalised_graph(EDGES[0], 6, "cpu")
+    with torch.no_grad():
+        a, _ = model.step(*graph, torch.zeros(6), [torch.zeros(6, 4)], 1.0)
+        b, _ = model.step(*graph, torch.zeros(6), [torch.ones(6, 4)], 1.0)
+        off = training.CGDynR(6, training.Settings(mode="hyperbolic", dim=4, window=2))
+        assert off.geometry.hyper[0].weight.shape == (4, 4)
+    assert not torch.allclose(a, b)

@@ -83,20 +83,25 @@ class DynamicGeometricModeling(nn.Module):
         interaction: bool = False,
         interaction_weight: float = 0.2,
         layers: int = 2,
+        d_in: int | None = None,
     ):
         super().__init__()
+        d_in = d_in or dim  # HTGN feeds [x ; s^{t-1}]: 2 * dim into the first layer
         self.mode, self.eps, self.const_gate = mode, eps, const_gate
         self.interaction = interaction and mode in ("hybrid_const", "hybrid_gate")
         self.lam = interaction_weight
         uses_e, uses_h = mode != "hyperbolic", mode != "euclid"
         self.euclid = (
-            nn.ModuleList(GCNConv(dim, dim, normalize=False) for _ in range(layers))
+            nn.ModuleList(
+                GCNConv(d_in if i == 0 else dim, dim, normalize=False) for i in range(layers)
+            )
             if uses_e
             else None
         )
         self.hyper = (
             nn.ModuleList(
-                HyperbolicGraphConv(dim, dim, ball, eps, act=i < layers - 1) for i in range(layers)
+                HyperbolicGraphConv(d_in if i == 0 else dim, dim, ball, eps, act=i < layers - 1)
+                for i in range(layers)
             )
             if uses_h
             else None

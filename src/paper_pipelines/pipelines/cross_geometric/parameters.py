@@ -118,6 +118,7 @@ class ModelParams(ParamsModel):
     window: int = Field(5, ge=1)
     use_tree_score: bool = True
     use_temporal_attention: bool = True
+    feed_state: bool = False  # HTGN's input [x ; s^{t-1}] to the geometric model (not the spec's)
     const_gate: float = Field(0.5, ge=0, le=1)  # the hybrid_const ablation's fixed gate
     fd_r: float = Field(2.0)
     fd_t: float = Field(1.0, gt=0)
@@ -136,7 +137,10 @@ class TrainParams(ParamsModel):
     """Training of every geometry mode, seed and source (RiemannianAdam, HTGN's lr and decay)."""
 
     epochs: int = Field(100, ge=1)
-    patience: int = Field(50, ge=1)  # on the training loss (HTGN watches test AUC; we do not)
+    patience: int = Field(50, ge=1)  # on the training loss, as in HTGN's runners
+    # sequence: one step per epoch, back-propagated through every snapshot; per_snapshot: HTGN's
+    # one step per training snapshot with the earlier states detached
+    schedule: Literal["sequence", "per_snapshot"] = "sequence"
     lr: float = Field(0.01, gt=0)
     weight_decay: float = Field(5e-7, ge=0)
     n_seeds: int = Field(3, ge=1)

@@ -77,7 +77,7 @@ def settings(
         **geometry.model_dump(exclude={"score", "k_hop", "quadruples", "exact_diameter_max"}),
         **loss.model_dump(),
         **train.model_dump(
-            include={"epochs", "patience", "lr", "weight_decay"},
+            include={"epochs", "patience", "lr", "weight_decay", "schedule"},
         ),
     }
     off = {

@@ -36,6 +36,7 @@ class Settings:
     gate_hidden: int = 8
     use_tree_score: bool = True
     use_temporal_attention: bool = True
+    feed_state: bool = False
     const_gate: float = 0.5
     fd_r: float = 2.0
     fd_t: float = 1.0
@@ -45,6 +46,7 @@ class Settings:
     interaction: bool = False
     interaction_weight: float = 0.2
     target: str = "next"
+    schedule: str = "sequence"
     lambda_node: float = 0.1
     lambda_chg: float = 0.5
     neg_ratio: float = 1.0
@@ -66,6 +68,7 @@ class CGDynR(nn.Module):
         self.geometry = DynamicGeometricModeling(
             s.dim, s.mode, self.ball, s.ball_eps, s.gate_hidden, s.use_tree_score,
             s.const_gate, s.interaction, s.interaction_weight,
+            d_in=2 * s.dim if s.feed_state else s.dim,
         )  # fmt: skip
         self.temporal = TemporalStateAggregator(s.dim, s.window, s.use_temporal_attention)
 
@@ -74,10 +77,19 @@ class CGDynR(nn.Module):
         states, alphas = [], []
         c = self.curvature()
         for t, (edge_index, weight) in enumerate(graphs):
-            u, alpha = self.geometry(self.features, edge_index, weight, tree[t], c)
-            states.append(self.temporal(u, states))
+            state, alpha = self.step(edge_index, weight, tree[t], states, c)
+            states.append(state)
             alphas.append(alpha)
         return torch.stack(states), torch.stack(alphas)
+
+    def step(self, edge_index, weight, tree_t, history: list[torch.Tensor], c):
+        """s^t and alpha^t of one snapshot from the earlier states (oldest first). With feed_state
+        the geometric model reads [x ; s^{t-1}] (HTGN's input; zeros before the first snapshot)."""
+        x = self.features
+        if self.s.feed_state:
+            x = torch.cat([x, history[-1] if history else torch.zeros_like(x)], -1)
+        u, alpha = self.geometry(x, edge_index, weight, tree_t, c)
+        return self.temporal(u, history), alpha
 
     def curvature(self) -> poincare.Curv:
         """c as a float when fixed (fewer tensor ops per call), geoopt's tensor when learned."""
@@ -129,41 +141,60 @@ def step_loss(
     device: str,
 ) -> torch.Tensor:
     """The evolution-driven objective summed over the training transitions."""
-    s = model.s
     c = model.curvature()
     # the ball view exp_0(s^t) of every state, once (smoothness reuses it; None for euclid)
-    ball = None if bool((alphas == 0).all()) else poincare.expmap0(states, c, s.ball_eps)
+    ball = None if bool((alphas == 0).all()) else poincare.expmap0(states, c, model.s.ball_eps)
     total = states.new_zeros(())
-    for t, tau in transitions(states.shape[0], s.target):
-        pos = edges[tau]
-        neg = sample_non_edges(n_nodes, keys[tau], max(1, round(s.neg_ratio * len(pos))), rng)
-        new = pos[new_masks[tau]]
-        use_change = s.lambda_chg > 0 and len(new) > 0 and tau > 0
-        groups = [pos, neg]
-        if use_change:  # persisting non-edges: absent both before and after the change
-            exclude = np.concatenate([keys[tau], keys[tau - 1]])
-            groups += [new, sample_non_edges(n_nodes, exclude, len(new), rng)]
-        # one decoder call per step: all pairs of the step scored together
-        pairs = torch.as_tensor(np.concatenate(groups), device=device)
-        logits = model.logits(states[t], alphas[t], pairs, None if ball is None else ball[t])
-        parts = torch.split(logits, [len(g) for g in groups])
-        bce = objective.link_bce(parts[0], parts[1])
-        change = objective.link_bce(parts[2], parts[3]) if use_change else bce.new_zeros(())
-        smooth = bce.new_zeros(())
-        if s.lambda_node > 0 and t > 0:
-            smooth = objective.nodal_smoothness(
-                decoder.mixed_sq_distance(
-                    states[t],
-                    states[t - 1],
-                    alphas[t],
-                    c,
-                    s.ball_eps,
-                    None if ball is None else ball[t],
-                    None if ball is None else ball[t - 1],
-                )  # fmt: skip
-            )
-        total = total + objective.evolution_loss(bce, smooth, change, s.lambda_node, s.lambda_chg)
+    for t, tau in transitions(states.shape[0], model.s.target):
+        total = total + transition_loss(
+            model,
+            (states[t], alphas[t], None if ball is None else ball[t]),
+            None if t == 0 else (states[t - 1], None if ball is None else ball[t - 1]),
+            tau, edges, new_masks, keys, n_nodes, rng, device,
+        )  # fmt: skip
     return total
+
+
+def transition_loss(
+    model: CGDynR,
+    current: tuple[torch.Tensor, torch.Tensor, torch.Tensor | None],
+    previous: tuple[torch.Tensor, torch.Tensor | None] | None,
+    tau: int,
+    edges: list[np.ndarray],
+    new_masks: list[np.ndarray],
+    keys: list[np.ndarray],
+    n_nodes: int,
+    rng: np.random.Generator,
+    device: str,
+) -> torch.Tensor:
+    """The objective of one transition: the state s^t (`current`: state, gate, its ball view or None)
+    scores snapshot tau (BCE against sampled non-edges, plus the new-edge term), and the nodal
+    smoothness ties s^t to s^{t-1} (`previous`: state and ball view; None at t = 0)."""
+    s = model.s
+    state, alpha, ball = current
+    pos = edges[tau]
+    neg = sample_non_edges(n_nodes, keys[tau], max(1, round(s.neg_ratio * len(pos))), rng)
+    new = pos[new_masks[tau]]
+    use_change = s.lambda_chg > 0 and len(new) > 0 and tau > 0
+    groups = [pos, neg]
+    if use_change:  # persisting non-edges: absent both before and after the change
+        exclude = np.concatenate([keys[tau], keys[tau - 1]])
+        groups += [new, sample_non_edges(n_nodes, exclude, len(new), rng)]
+    # one decoder call per step: all pairs of the step scored together
+    pairs = torch.as_tensor(np.concatenate(groups), device=device)
+    logits = model.logits(state, alpha, pairs, ball)
+    parts = torch.split(logits, [len(g) for g in groups])
+    bce = objective.link_bce(parts[0], parts[1])
+    change = objective.link_bce(parts[2], parts[3]) if use_change else bce.new_zeros(())
+    smooth = bce.new_zeros(())
+    if s.lambda_node > 0 and previous is not None:
+        prev_state, prev_ball = previous
+        smooth = objective.nodal_smoothness(
+            decoder.mixed_sq_distance(
+                state, prev_state, alpha, model.curvature(), s.ball_eps, ball, prev_ball
+            )
+        )
+    return objective.evolution_loss(bce, smooth, change, s.lambda_node, s.lambda_chg)
 
 
 def make_optimisers(model: nn.Module, lr: float, weight_decay: float) -> list:
@@ -198,22 +229,11 @@ def train_cgdyn(
     tree_t = torch.as_tensor(tree[:t_train], dtype=torch.float32, device=device)
     model = CGDynR(n, settings).to(device)
     optimisers = make_optimisers(model, settings.lr, settings.weight_decay)
+    epoch_loss = _per_snapshot_epoch if settings.schedule == "per_snapshot" else _sequence_epoch
     log, best, stale = [], math.inf, 0
     for epoch in range(settings.epochs):
-        for opt in optimisers:
-            opt.zero_grad()
-        states, alphas = model(graphs, tree_t)
-        loss = step_loss(model, states, alphas, edges, new_masks, keys, n, rng, device)
-        value = float(loss.detach())
-        if not math.isfinite(value):
-            raise FloatingPointError(
-                f"cross_geometric: training {label} ({settings.mode}) gave a non-finite loss "
-                f"({value}) at epoch {epoch}; lower cross_geometric.train.lr or raise "
-                "cross_geometric.geometry.ball_eps"
-            )
-        loss.backward()
-        for opt in optimisers:
-            opt.step()
+        value = epoch_loss(model, optimisers, graphs, tree_t, edges, new_masks, keys, rng, device)
+        _check_finite(value, label, settings.mode, epoch)
         log.append({"epoch": epoch, "loss": value})
         if value < best - 1e-4:
             best, stale = value, 0
@@ -222,6 +242,79 @@ def train_cgdyn(
             if stale >= settings.patience:
                 break
     return model, log
+
+
+def _check_finite(value: float, label: str, mode: str, epoch: int) -> None:
+    if not math.isfinite(value):
+        raise FloatingPointError(
+            f"cross_geometric: training {label} ({mode}) gave a non-finite loss "
+            f"({value}) at epoch {epoch}; lower cross_geometric.train.lr or raise "
+            "cross_geometric.geometry.ball_eps"
+        )
+
+
+def _sequence_epoch(model, optimisers, graphs, tree_t, edges, new_masks, keys, rng, device):
+    """One optimiser step on the objective summed over every transition, back-propagated through
+    the whole snapshot sequence (the default schedule)."""
+    for opt in optimisers:
+        opt.zero_grad()
+    states, alphas = model(graphs, tree_t)
+    n = model.features.shape[0]
+    loss = step_loss(model, states, alphas, edges, new_masks, keys, n, rng, device)
+    value = float(loss.detach())
+    if math.isfinite(value):
+        loss.backward()
+        for opt in optimisers:
+            opt.step()
+    return value
+
+
+def _per_snapshot_epoch(model, optimisers, graphs, tree_t, edges, new_masks, keys, rng, device):
+    """HTGN's schedule (marlin-codes/HTGN, main.py): one optimiser step per training snapshot, the
+    state s^t computed from the detached earlier states, each step's loss being the transitions that
+    start at t; the epoch's loss is the mean over its steps. Under target `next` the last training
+    snapshot only extends the history (it has no later training snapshot to score)."""
+    s = model.s
+    n = model.features.shape[0]
+    history: list[torch.Tensor] = []
+    balls: list[torch.Tensor | None] = []
+    by_start: dict[int, list[int]] = {}
+    for t, tau in transitions(len(graphs), s.target):
+        by_start.setdefault(t, []).append(tau)
+    values = []
+    for t, (edge_index, weight) in enumerate(graphs):
+        for opt in optimisers:
+            opt.zero_grad()
+        c = model.curvature()
+        state, alpha = model.step(edge_index, weight, tree_t[t], history, c)
+        ball = None if bool((alpha == 0).all()) else poincare.expmap0(state, c, s.ball_eps)
+        previous = (history[-1], balls[-1]) if history else None
+        if t in by_start:
+            loss = sum(
+                transition_loss(
+                    model,
+                    (state, alpha, ball),
+                    previous,
+                    tau,
+                    edges,
+                    new_masks,
+                    keys,
+                    n,
+                    rng,
+                    device,
+                )  # fmt: skip
+                for tau in by_start[t]
+            )
+            value = float(loss.detach())
+            values.append(value)
+            if not math.isfinite(value):
+                return value
+            loss.backward()
+            for opt in optimisers:
+                opt.step()
+        history.append(state.detach())
+        balls.append(None if ball is None else ball.detach())
+    return float(np.mean(values))
 
 
 @torch.no_grad()
