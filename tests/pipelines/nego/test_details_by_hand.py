@@ -234,6 +234,21 @@ def test_build_model_passes_every_setting_of_the_run_config():
     assert not any(isinstance(m, torch.nn.BatchNorm1d) for m in default.modules())
 
 
+def test_build_model_passes_the_head_kind_to_the_classifier_read_out_only():
+    def linears(module):
+        return [(m.in_features, m.out_features) for m in module if isinstance(m, torch.nn.Linear)]
+
+    # hidden 8, 3 classes: one Linear 8 -> 3, or Linear 8 -> 8, ReLU, Linear 8 -> 3
+    assert linears(training.build_model(_cfg("erm", head="linear")).head) == [(8, 3)]
+    assert linears(training.build_model(_cfg("vrex_oracle")).head) == [(8, 8), (8, 3)]
+    nego = training.build_model(_cfg("nego_r", head="linear"))
+    assert linears(nego.head) == [(8, 3)]
+    assert linears(nego.env_head) == [(8, 8), (8, 3)]  # the prompt branch keeps its MLP
+    assert linears(training.build_model(_cfg("gsat_lite")).head) == [(8, 8), (8, 3)]
+    with pytest.raises(ValueError, match="head must be mlp or linear, got 'deep'"):
+        framework.head(8, 3, "deep")
+
+
 def test_fit_shuffles_seeded_batches_and_drops_only_a_ragged_tail(monkeypatch):
     import torch_geometric.loader as pyg_loader
 

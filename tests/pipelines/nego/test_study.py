@@ -61,7 +61,7 @@ def test_run_config_carries_every_block():
     prompt = PromptParams(
         num_prompts=3, residual=True, neg_mode="entropy", encoder="shared_detached"
     )
-    model = ModelParams(hidden=16, layers=4, pool="sum", dropout=0.1, norm="none")
+    model = ModelParams(hidden=16, layers=4, pool="sum", dropout=0.1, norm="none", head="linear")
     train = TrainParams(
         epochs=7,
         batch_size=9,
@@ -81,6 +81,7 @@ def test_run_config_carries_every_block():
         0.1,
         "none",
     )
+    assert cfg.head == "linear" and ModelParams().head == "mlp"  # default: the run as before
     assert (cfg.epochs, cfg.batch_size, cfg.lr, cfg.weight_decay) == (7, 9, 0.02, 0.1)
     assert (cfg.eval_every, cfg.patience, cfg.select_on) == (2, 3, "id_val")
     assert (cfg.num_prompts, cfg.residual, cfg.encoder) == (3, True, "shared_detached")

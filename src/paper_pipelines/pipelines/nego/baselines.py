@@ -23,10 +23,11 @@ class GINClassifier(nn.Module):
         pool_kind: str = "mean",
         dropout: float = 0.0,
         norm: str | None = None,
+        head_kind: str = "mlp",
     ) -> None:
         super().__init__()
         self.encoder = gin(in_dim, hidden, layers, dropout, norm)
-        self.head = head(hidden, num_classes)
+        self.head = head(hidden, num_classes, head_kind)
         self.pool_kind = pool_kind
 
     def forward(self, data, generator=None) -> dict[str, Tensor]:

@@ -61,7 +61,12 @@ def pool(h: Tensor, batch: Tensor, kind: str, size: int) -> Tensor:
     return fn(h, batch, size)
 
 
-def head(hidden: int, num_classes: int) -> nn.Module:
+def head(hidden: int, num_classes: int, kind: str = "mlp") -> nn.Module:
+    """Read-out to logits: ``mlp`` Linear-ReLU-Linear, ``linear`` one Linear (GOOD's, GSAT's GIN)."""
+    if kind == "linear":
+        return nn.Sequential(nn.Linear(hidden, num_classes))
+    if kind != "mlp":
+        raise ValueError(f"head must be mlp or linear, got {kind!r}")
     return nn.Sequential(nn.Linear(hidden, hidden), nn.ReLU(), nn.Linear(hidden, num_classes))
 
 
@@ -84,6 +89,7 @@ class NeGoR(nn.Module):
         temperature: float = 1.0,
         symmetric: bool = True,
         norm: str | None = None,
+        head_kind: str = "mlp",
     ) -> None:
         super().__init__()
         self.variant, self.hidden, self.pool_kind = variant, hidden, pool_kind
@@ -91,7 +97,7 @@ class NeGoR(nn.Module):
         self.extractor = gin(in_dim, hidden, layers, dropout, norm)
         self.scorer = ext.EdgeScorer(hidden, variant.condition)
         self.classifier = gin(in_dim, hidden, layers, dropout, norm)
-        self.head = head(hidden, num_classes)
+        self.head = head(hidden, num_classes, head_kind)
         self.env_encoder = None
         self.prompts = None
         if variant.use_prompts:

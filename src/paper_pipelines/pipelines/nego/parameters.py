@@ -120,6 +120,8 @@ class ModelParams(ParamsModel):
     pool: Literal["mean", "sum", "max"] = "mean"
     dropout: float = Field(0.0, ge=0, lt=1)
     norm: Literal["batch_norm", "none"] = "batch_norm"  # between GIN layers, as GOOD's GIN
+    # the classifier's read-out g: Linear-ReLU-Linear, or one Linear as GOOD's and GSAT's GIN
+    head: Literal["mlp", "linear"] = "mlp"
 
 
 class PromptParams(ParamsModel):

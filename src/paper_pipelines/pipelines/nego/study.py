@@ -84,6 +84,7 @@ def run_config(
         pool=model.pool,
         dropout=model.dropout,
         norm=model.norm,
+        head=model.head,
         epochs=train.epochs,
         batch_size=train.batch_size,
         lr=train.lr,

@@ -69,6 +69,7 @@ class RunConfig:
     patience: int | None
     select_on: str
     norm: str | None = "batch_norm"
+    head: str = "mlp"
     num_prompts: int = 8
     residual: bool = False
     encoder: str = "separate"
@@ -85,7 +86,14 @@ def build_model(cfg: RunConfig) -> torch.nn.Module:
     """ERM / V-REx-oracle: a GIN classifier; every extractor method: NeGo-R with its switches."""
     if cfg.method in ("erm", "vrex_oracle"):
         return baselines.GINClassifier(
-            cfg.in_dim, cfg.num_classes, cfg.hidden, cfg.layers, cfg.pool, cfg.dropout, cfg.norm
+            cfg.in_dim,
+            cfg.num_classes,
+            cfg.hidden,
+            cfg.layers,
+            cfg.pool,
+            cfg.dropout,
+            cfg.norm,
+            cfg.head,
         )
     return framework.NeGoR(
         cfg.in_dim,
@@ -102,6 +110,7 @@ def build_model(cfg: RunConfig) -> torch.nn.Module:
         temperature=cfg.temperature,
         symmetric=cfg.symmetric,
         norm=cfg.norm,
+        head_kind=cfg.head,
     )
 
 
