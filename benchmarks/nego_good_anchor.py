@@ -14,6 +14,10 @@ accuracy (the best epoch, ties to the earlier) and scored on the OOD test part:
   info loss with the r schedule, its ``run_one_epoch``) with ``src/configs/GIN-spmotif.yml`` (the
   synthetic-motif setting), epochs and r-decay interval scaled to ``--epochs``; selected by our rule.
 - ours: ``nego.training.fit`` for ``erm`` and ``gsat_lite`` with the default parameters.
+- ``--matched``: ours again, with the other side's settings put into our parameter blocks
+  (:func:`matched_blocks`): ERM with GOOD's width, layers, pooling, dropout, read-out, batch, lr;
+  GSAT-lite with GSAT's. What our blocks cannot express is printed under ``unmatched``
+  (:data:`UNMATCHED`).
 
 Neither repository is part of this one and nothing is fetched here. Install GOOD outside the project
 (``pip install --no-deps graph-ood==0.1.0`` plus the small packages it imports), give it a stand-in
@@ -90,6 +94,53 @@ def ours(method: str, blocks: dict, sets: dict, run_seed: int, epochs: int) -> d
             "epoch": fitted["epoch"], "seconds": fitted["seconds"]}  # fmt: skip
 
 
+# Settings of the other side that our parameter blocks cannot express (printed with --matched).
+UNMATCHED = {
+    "ours_erm_matched": [
+        "GOOD's MultiStepLR (lr x 0.1 at the scaled milestone); ours keeps lr constant",
+        "GOOD's GIN MLPs are hidden -> 2 hidden -> hidden; PyG's GIN (ours) hidden -> hidden -> hidden",
+        "GOOD applies batch norm and dropout after the last GIN layer too; PyG's GIN does not",
+        "GOOD keeps the ragged last batch; ours drops it (2000 = 62 x 32 + 16)",
+    ],
+    "ours_gsat_lite_matched": [
+        "GSAT's r schedule (0.9 down to final_r); ours holds r at final_r from the first epoch",
+        "GSAT's extractor reads the classifier GIN's embeddings (one GIN); ours has its own GIN",
+        "GSAT's extractor MLP (2h -> 4h -> h -> 1, instance norm, dropout 0.5); ours 2h -> h -> 1",
+        "GSAT's GIN: a Linear node encoder, batch norm only inside each conv MLP, ReLU and dropout "
+        "after every layer; ours: PyG's GIN with batch norm inside and between layers",
+        "GSAT's info loss on the edge scores before symmetrising; ours on the symmetrised mask",
+    ],
+}
+
+
+def matched_blocks(blocks: dict, settings: dict) -> dict:
+    """The default blocks with the other side's settings (hidden, layers, pool, dropout, norm,
+    head, batch, lr, weight decay; GSAT also r and the info-loss weight) put into them."""
+    model = blocks["model"].model_copy(
+        update={k: settings[k] for k in ("hidden", "layers", "pool", "dropout", "norm", "head")}
+    )
+    train = blocks["train"].model_copy(
+        update={
+            "batch_size": settings["batch"],
+            "lr": settings["lr"],
+            "weight_decay": settings["weight_decay"],
+        }  # fmt: skip
+    )
+    out = {**blocks, "model": model, "train": train}
+    if "final_r" in settings:
+        out["extractor"] = blocks["extractor"].model_copy(
+            update={
+                "r": settings["final_r"],
+                "sampling": "concrete",
+                "temperature": 1.0,
+                "symmetric": True,
+            }  # fmt: skip
+        )
+        out["loss"] = blocks["loss"].model_copy(update={"lambda_ib": settings["info_coef"]})
+    return {k: (type(v).model_validate(v.model_dump()) if hasattr(v, "model_dump") else v)
+            for k, v in out.items()}  # fmt: skip
+
+
 def good_compat() -> None:
     """Let GOOD 0.1.0 run on NumPy 2 (its annotations name ``np.float``) and its GINConv.propagate
     (written for PyG 2.0) find PyG 2.8's MessagePassing internals."""
@@ -145,8 +196,11 @@ def good_erm(good: Path, sets: dict, run_seed: int, epochs: int, workdir: Path) 
     best = torch.load(Path(config.ckpt_dir) / "best.ckpt", map_location="cpu", weights_only=False)
     return {"ood_test": float(best["test_score"]), "ood_val": float(best["val_score"]),
             "epoch": int(best["epoch"]) + 1, "seconds": seconds,
-            "settings": {"hidden": config.model.dim_hidden, "dropout": config.model.dropout_rate,
+            "settings": {"hidden": config.model.dim_hidden, "layers": config.model.model_layer,
+                         "pool": config.model.global_pool, "dropout": config.model.dropout_rate,
+                         "norm": "batch_norm", "head": "linear",
                          "batch": config.train.train_bs, "lr": config.train.lr,
+                         "weight_decay": config.train.weight_decay,
                          "epochs": epochs, "milestone": milestone}}  # fmt: skip
 
 
@@ -217,7 +271,9 @@ def gsat_reference(gsat: Path, sets: dict, run_seed: int, epochs: int, workdir: 
             best = {"ood_val": val[2], "ood_test": test[2], "mask_auc": test[0], "epoch": epoch + 1}
     return {**best, "seconds": time.perf_counter() - start,
             "settings": {"hidden": model_cfg["hidden_size"], "layers": model_cfg["n_layers"],
-                         "batch": batch, "lr": method["lr"], "epochs": epochs,
+                         "pool": "sum", "dropout": model_cfg["dropout_p"], "norm": "batch_norm",
+                         "head": "linear", "batch": batch, "lr": method["lr"],
+                         "weight_decay": 0.0, "epochs": epochs, "final_r": method["final_r"],
                          "r": f"{method.get('init_r', 0.9)} -{method['decay_r']} every {interval}"
                               f" epochs to {method['final_r']}",
                          "info_coef": method["info_loss_coef"]}}  # fmt: skip
@@ -241,6 +297,9 @@ def main() -> int:
     parser.add_argument("--gsat", type=Path, default=None, help="a checkout of Graph-COM/GSAT")
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--epochs", type=int, default=None, help="default: nego.train.epochs")
+    parser.add_argument(
+        "--matched", action="store_true", help="also train ours with the other side's settings"
+    )
     args = parser.parse_args()
     try:
         import GOOD  # noqa: F401
@@ -256,8 +315,12 @@ def main() -> int:
     sets = basis_parts(blocks)
     runs: dict[str, list[dict]] = {"good_erm": [], "ours_erm": []}
     use_gsat = args.gsat is not None and (args.gsat / GSAT_CONFIG).is_file()
+    if args.matched:
+        runs["ours_erm_matched"] = []
     if use_gsat:
         runs.update(gsat_reference=[], ours_gsat_lite=[])
+        if args.matched:
+            runs["ours_gsat_lite_matched"] = []
     with tempfile.TemporaryDirectory() as tmp:
         for k in range(args.seeds):
             run_seed = substream_seed(blocks["seed"], "train", SPLIT, k)  # the default run's seeds
@@ -265,17 +328,34 @@ def main() -> int:
             work.mkdir()
             runs["good_erm"].append(good_erm(args.good, sets, run_seed, epochs, work))
             runs["ours_erm"].append(ours("erm", blocks, sets, run_seed, epochs))
+            if args.matched:
+                matched = matched_blocks(blocks, runs["good_erm"][-1]["settings"])
+                runs["ours_erm_matched"].append(
+                    {**ours("erm", matched, sets, run_seed, epochs),
+                     "settings": {**matched["model"].model_dump(),
+                                  **matched["train"].model_dump(include={"batch_size", "lr"})}}
+                )  # fmt: skip
             if use_gsat:
                 runs["gsat_reference"].append(
                     gsat_reference(args.gsat, sets, run_seed, epochs, work)
                 )
                 runs["ours_gsat_lite"].append(ours("gsat_lite", blocks, sets, run_seed, epochs))
+                if args.matched:
+                    matched = matched_blocks(blocks, runs["gsat_reference"][-1]["settings"])
+                    run = ours("gsat_lite", matched, sets, run_seed, epochs)
+                    run["settings"] = {**matched["model"].model_dump(),
+                                       **matched["train"].model_dump(include={"batch_size", "lr"}),
+                                       "r": matched["extractor"].r,
+                                       "lambda_ib": matched["loss"].lambda_ib}  # fmt: skip
+                    runs["ours_gsat_lite_matched"].append(run)
             print(json.dumps({m: r[-1] for m, r in runs.items()}, default=str), flush=True)
     result = {"split": SPLIT, "seeds": args.seeds, "epochs": epochs,
               "sizes": {p: len(d) for p, d in sets.items()},
               "settings": {m: r[0].get("settings", "conf/base/parameters/nego.yml")
                            for m, r in runs.items()},
               **{m: summarise(r) for m, r in runs.items()}}  # fmt: skip
+    if args.matched:
+        result["unmatched"] = {m: UNMATCHED[m] for m in runs if m in UNMATCHED}
     if not use_gsat:
         result["gsat"] = (
             f"skipped: pass --gsat <a checkout of Graph-COM/GSAT holding {GSAT_CONFIG}>"
