@@ -76,3 +76,22 @@ def test_evaluation_edges_all_and_new_links():
         assert not pos & set(sn.edge_keys(e["neg"], 8).tolist())
         assert not (pos | seen) & set(sn.edge_keys(e["new_neg"], 8).tolist())
     assert sn.training_union(snaps, 2).tolist() == [1, 10, 19]
+
+
+def test_seen_nodes_accumulate_first_appearances():
+    edges = [np.array([[0, 3]]), np.array([[3, 5]]), np.array([[1, 2]])]
+    seen = sn.seen_nodes(edges)
+    assert [s.tolist() for s in seen] == [[0, 3], [0, 3, 5], [0, 1, 2, 3, 5]]
+
+
+def test_sample_non_edges_among_a_pool_of_nodes():
+    rng = np.random.default_rng(0)
+    # among nodes {0, 1, 2, 3} of 10 with the path 0-1-2-3 excluded, exactly 0-2, 0-3, 1-3 remain
+    exclude = sn.edge_keys(np.array([[0, 1], [1, 2], [2, 3]]), 10)
+    out = sn.sample_non_edges(10, exclude, 3, rng, np.array([0, 1, 2, 3]))
+    assert sorted(map(tuple, out.tolist())) == [(0, 2), (0, 3), (1, 3)]
+    with pytest.raises(ValueError, match="cannot sample 4 non-edges among 4 nodes"):
+        sn.sample_non_edges(10, exclude, 4, rng, np.array([0, 1, 2, 3]))
+    # ids of a pool need not be contiguous; keys stay those of all 10 nodes
+    far = sn.sample_non_edges(10, np.zeros(0, np.int64), 3, rng, np.array([2, 7, 9]))
+    assert sorted(map(tuple, far.tolist())) == [(2, 7), (2, 9), (7, 9)]

@@ -86,7 +86,7 @@ def test_step_loss_terms_switch_off():
         states, alphas = model(
             [training.normalised_graph(e, 6, "cpu") for e in EDGES[:3]], torch.zeros(3, 6)
         )
-        loss = training.step_loss(model, states, alphas, EDGES[:3], masks, keys, 6, np.random.default_rng(0), "cpu")  # fmt: skip  # noqa: E501
+        loss = training.step_loss(model, states, alphas, EDGES[:3], masks, keys, [None] * 3, 6, np.random.default_rng(0), "cpu")  # fmt: skip  # noqa: E501
         values[name] = float(loss)
     assert values["full"] > values["no_node"] and values["full"] > values["no_chg"]
 
@@ -162,7 +162,11 @@ def _step_loss(settings, states, alphas, edges=EDGES[:3], seed=0):
     keys = [training.edge_keys(e, 6) for e in edges]
     masks = training.new_edge_masks(edges, 6)
     rng = np.random.default_rng(seed)
-    return float(training.step_loss(model, states, alphas, edges, masks, keys, 6, rng, "cpu"))
+    return float(
+        training.step_loss(
+            model, states, alphas, edges, masks, keys, [None] * len(edges), 6, rng, "cpu"
+        )
+    )
 
 
 @pytest.mark.parametrize(("neg_ratio", "n_neg"), [(1.0, 3), (2.0, 6), (0.1, 1)])
@@ -234,7 +238,7 @@ def test_a_learned_curvature_gets_a_gradient_and_a_fixed_one_is_a_float():
     states, alphas = model(graphs, torch.zeros(3, 6))
     keys = [training.edge_keys(e, 6) for e in EDGES[:3]]
     masks = training.new_edge_masks(EDGES[:3], 6)
-    loss = training.step_loss(model, states, alphas, EDGES[:3], masks, keys, 6, np.random.default_rng(0), "cpu")  # fmt: skip  # noqa: E501
+    loss = training.step_loss(model, states, alphas, EDGES[:3], masks, keys, [None] * 3, 6, np.random.default_rng(0), "cpu")  # fmt: skip  # noqa: E501
     loss.backward()
     grad = model.ball.isp_c.grad
     assert grad is not None and float(grad.abs()) > 0
@@ -310,7 +314,7 @@ def test_per_snapshot_loss_is_the_mean_of_its_steps_and_history_is_detached(monk
     masks = training.new_edge_masks(EDGES[:3], 6)
     per_step = [
         float(original(model, (states[t], alphas[t], None), None if t == 0 else (states[t - 1], None),
-                       t, EDGES[:3], masks, keys, 6, rng, "cpu"))
+                       t, EDGES[:3], masks, keys, training.seen_nodes(EDGES[:3]), 6, rng, "cpu"))
         for t in range(3)
     ]  # fmt: skip
     assert log[0]["loss"] == pytest.approx(np.mean(per_step), rel=1e-5)
@@ -328,3 +332,32 @@ def test_feed_state_reads_the_previous_state():
         off = training.CGDynR(6, training.Settings(mode="hyperbolic", dim=4, window=2))
         assert off.geometry.hyper[0].weight.shape == (4, 4)
     assert not torch.allclose(a, b)
+
+
+@pytest.mark.parametrize("negatives", ["seen", "all"])
+def test_training_non_edges_come_from_the_nodes_that_exist(monkeypatch, negatives):
+    # EDGES[:3]: nodes 0-3 exist at t = 0, node 4 joins at t = 1 and node 5 at t = 2
+    drawn = {}
+    original = training.sample_non_edges
+
+    def spy(n_nodes, exclude, count, rng, nodes=None):
+        out = original(n_nodes, exclude, count, rng, nodes)
+        drawn.setdefault(None if nodes is None else tuple(nodes.tolist()), []).append(out)
+        return out
+
+    monkeypatch.setattr(training, "sample_non_edges", spy)
+    s = training.Settings(mode="euclid", dim=4, epochs=4, window=2, target="same",
+                          lambda_chg=0.0, negatives=negatives)  # fmt: skip
+    training.train_cgdyn(SNAPS, TREE, 3, s, seed=0)
+    if negatives == "all":
+        assert list(drawn) == [None]
+        assert len(drawn[None]) == 12  # 3 snapshots x 4 epochs, all from all six nodes
+        assert any(
+            (p == 5).any() for p in drawn[None][:4]
+        )  # at seed 0 node 5 is drawn before it exists
+        return
+    assert set(drawn) == {(0, 1, 2, 3), (0, 1, 2, 3, 4), (0, 1, 2, 3, 4, 5)}
+    # at t = 0 only nodes 0-3 exist: the non-edges of the path 0-1-2-3 there are 0-2, 0-3, 1-3
+    for pairs in drawn[(0, 1, 2, 3)]:
+        assert sorted(map(tuple, pairs.tolist())) == [(0, 2), (0, 3), (1, 3)]
+    assert all(int(p.max()) <= 4 for p in drawn[(0, 1, 2, 3, 4)])

@@ -128,6 +128,8 @@ class LossParams(ParamsModel):
     """The evolution-driven objective: next-snapshot BCE + lambda_node smoothness + lambda_chg change."""
 
     target: Literal["next", "same"] = "next"  # same = HTGN's same-snapshot reconstruction
+    # seen: a snapshot's non-edges among the nodes that exist by then (HTGN's); all: among every node
+    negatives: Literal["seen", "all"] = "seen"
     lambda_node: float = Field(0.1, ge=0)
     lambda_chg: float = Field(0.5, ge=0)
     neg_ratio: float = Field(1.0, gt=0)

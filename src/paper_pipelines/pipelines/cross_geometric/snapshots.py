@@ -66,22 +66,42 @@ def check_test_snapshots(snapshots: dict[str, Any], test_length: int, source: st
 
 
 def sample_non_edges(
-    n_nodes: int, exclude: np.ndarray, count: int, rng: np.random.Generator
+    n_nodes: int,
+    exclude: np.ndarray,
+    count: int,
+    rng: np.random.Generator,
+    nodes: np.ndarray | None = None,
 ) -> np.ndarray:
-    """`count` distinct uniform pairs u < v whose keys are not in `exclude`; shape (count, 2)."""
+    """`count` distinct uniform pairs u < v whose keys are not in `exclude`; shape (count, 2). The
+    pairs are drawn among the node ids `nodes` when given (for example the nodes that exist at a
+    snapshot), else among all n_nodes."""
     exclude_set = np.unique(exclude)
     found = np.zeros(0, np.int64)
     for _ in range(100):
         if len(found) >= count:
             break
-        pairs = np.sort(rng.integers(0, n_nodes, (2 * (count - len(found)) + 16, 2)), axis=1)
+        shape = (2 * (count - len(found)) + 16, 2)
+        drawn = rng.integers(0, n_nodes if nodes is None else len(nodes), shape)
+        pairs = np.sort(drawn if nodes is None else nodes[drawn], axis=1)
         keys = edge_keys(pairs[pairs[:, 0] != pairs[:, 1]], n_nodes)
         keys = keys[~np.isin(keys, exclude_set, assume_unique=False)]
         found = np.union1d(found, keys)
     if len(found) < count:
-        raise ValueError(f"cannot sample {count} non-edges among {n_nodes} nodes")
+        among = n_nodes if nodes is None else len(nodes)
+        raise ValueError(f"cannot sample {count} non-edges among {among} nodes")
     chosen = found[rng.permutation(len(found))[:count]]
     return np.stack([chosen // n_nodes, chosen % n_nodes], 1)
+
+
+def seen_nodes(edges: list[np.ndarray]) -> list[np.ndarray]:
+    """For each snapshot t, the sorted ids of the nodes with an edge in some snapshot <= t: the nodes
+    that exist by then (HTGN's training negatives come from these; see training.transition_loss)."""
+    seen = np.zeros(0, np.int64)
+    out = []
+    for e in edges:
+        seen = np.union1d(seen, np.asarray(e, np.int64).ravel())
+        out.append(seen)
+    return out
 
 
 def training_union(snapshots: dict[str, Any], test_length: int) -> np.ndarray:

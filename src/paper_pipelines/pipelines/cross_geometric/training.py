@@ -20,7 +20,7 @@ from paper_pipelines.common.parallel import run_parallel
 
 from . import decoder, objective, poincare
 from .modeling import DynamicGeometricModeling
-from .snapshots import edge_keys, sample_non_edges
+from .snapshots import edge_keys, sample_non_edges, seen_nodes
 from .temporal import TemporalStateAggregator
 
 logger = logging.getLogger(__name__)
@@ -46,6 +46,7 @@ class Settings:
     interaction: bool = False
     interaction_weight: float = 0.2
     target: str = "next"
+    negatives: str = "seen"
     schedule: str = "sequence"
     lambda_node: float = 0.1
     lambda_chg: float = 0.5
@@ -136,6 +137,7 @@ def step_loss(
     edges: list[np.ndarray],
     new_masks: list[np.ndarray],
     keys: list[np.ndarray],
+    pools: list[np.ndarray | None],
     n_nodes: int,
     rng: np.random.Generator,
     device: str,
@@ -150,7 +152,7 @@ def step_loss(
             model,
             (states[t], alphas[t], None if ball is None else ball[t]),
             None if t == 0 else (states[t - 1], None if ball is None else ball[t - 1]),
-            tau, edges, new_masks, keys, n_nodes, rng, device,
+            tau, edges, new_masks, keys, pools, n_nodes, rng, device,
         )  # fmt: skip
     return total
 
@@ -163,23 +165,27 @@ def transition_loss(
     edges: list[np.ndarray],
     new_masks: list[np.ndarray],
     keys: list[np.ndarray],
+    pools: list[np.ndarray | None],
     n_nodes: int,
     rng: np.random.Generator,
     device: str,
 ) -> torch.Tensor:
     """The objective of one transition: the state s^t (`current`: state, gate, its ball view or None)
     scores snapshot tau (BCE against sampled non-edges, plus the new-edge term), and the nodal
-    smoothness ties s^t to s^{t-1} (`previous`: state and ball view; None at t = 0)."""
+    smoothness ties s^t to s^{t-1} (`previous`: state and ball view; None at t = 0). Non-edges are
+    drawn among pools[tau] (the nodes that exist at snapshot tau) or, where that is None, among all
+    nodes."""
     s = model.s
     state, alpha, ball = current
     pos = edges[tau]
-    neg = sample_non_edges(n_nodes, keys[tau], max(1, round(s.neg_ratio * len(pos))), rng)
+    pool = pools[tau]
+    neg = sample_non_edges(n_nodes, keys[tau], max(1, round(s.neg_ratio * len(pos))), rng, pool)
     new = pos[new_masks[tau]]
     use_change = s.lambda_chg > 0 and len(new) > 0 and tau > 0
     groups = [pos, neg]
     if use_change:  # persisting non-edges: absent both before and after the change
         exclude = np.concatenate([keys[tau], keys[tau - 1]])
-        groups += [new, sample_non_edges(n_nodes, exclude, len(new), rng)]
+        groups += [new, sample_non_edges(n_nodes, exclude, len(new), rng, pool)]
     # one decoder call per step: all pairs of the step scored together
     pairs = torch.as_tensor(np.concatenate(groups), device=device)
     logits = model.logits(state, alpha, pairs, ball)
@@ -225,6 +231,10 @@ def train_cgdyn(
     edges = snapshots["edges"][:t_train]
     graphs = [normalised_graph(e, n, device) for e in edges]
     keys = [edge_keys(e, n) for e in edges]
+    # HTGN samples a snapshot's non-edges among ids up to the largest one in it (PyG infers
+    # num_nodes), i.e. among the nodes seen so far when ids follow first appearance: `seen` takes
+    # that rule by membership, whatever the id order; `all` also draws nodes that first appear later
+    pools = seen_nodes(edges) if settings.negatives == "seen" else [None] * len(edges)
     new_masks = new_edge_masks(edges, n)
     tree_t = torch.as_tensor(tree[:t_train], dtype=torch.float32, device=device)
     model = CGDynR(n, settings).to(device)
@@ -232,7 +242,9 @@ def train_cgdyn(
     epoch_loss = _per_snapshot_epoch if settings.schedule == "per_snapshot" else _sequence_epoch
     log, best, stale = [], math.inf, 0
     for epoch in range(settings.epochs):
-        value = epoch_loss(model, optimisers, graphs, tree_t, edges, new_masks, keys, rng, device)
+        value = epoch_loss(
+            model, optimisers, graphs, tree_t, edges, new_masks, keys, pools, rng, device
+        )
         _check_finite(value, label, settings.mode, epoch)
         log.append({"epoch": epoch, "loss": value})
         if value < best - 1e-4:
@@ -253,14 +265,14 @@ def _check_finite(value: float, label: str, mode: str, epoch: int) -> None:
         )
 
 
-def _sequence_epoch(model, optimisers, graphs, tree_t, edges, new_masks, keys, rng, device):
+def _sequence_epoch(model, optimisers, graphs, tree_t, edges, new_masks, keys, pools, rng, device):
     """One optimiser step on the objective summed over every transition, back-propagated through
     the whole snapshot sequence (the default schedule)."""
     for opt in optimisers:
         opt.zero_grad()
     states, alphas = model(graphs, tree_t)
     n = model.features.shape[0]
-    loss = step_loss(model, states, alphas, edges, new_masks, keys, n, rng, device)
+    loss = step_loss(model, states, alphas, edges, new_masks, keys, pools, n, rng, device)
     value = float(loss.detach())
     if math.isfinite(value):
         loss.backward()
@@ -269,7 +281,9 @@ def _sequence_epoch(model, optimisers, graphs, tree_t, edges, new_masks, keys, r
     return value
 
 
-def _per_snapshot_epoch(model, optimisers, graphs, tree_t, edges, new_masks, keys, rng, device):
+def _per_snapshot_epoch(
+    model, optimisers, graphs, tree_t, edges, new_masks, keys, pools, rng, device
+):
     """HTGN's schedule (marlin-codes/HTGN, main.py): one optimiser step per training snapshot, the
     state s^t computed from the detached earlier states, each step's loss being the transitions that
     start at t; the epoch's loss is the mean over its steps. Under target `next` the last training
@@ -299,6 +313,7 @@ def _per_snapshot_epoch(model, optimisers, graphs, tree_t, edges, new_masks, key
                     edges,
                     new_masks,
                     keys,
+                    pools,
                     n,
                     rng,
                     device,
