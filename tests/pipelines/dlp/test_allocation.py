@@ -139,3 +139,17 @@ def test_allocations_are_computed_in_float64_whatever_the_input():
     )
     spread = spread_to_mean(np.array([0.1, 0.3], dtype=np.float32), 0.5, 0.1)
     assert spread.tolist() == spread_to_mean(np.array([0.1, 0.3]), 0.5, 0.1).tolist() == [0.4, 0.6]
+
+
+def test_errors_name_the_allocation_that_failed():
+    with pytest.raises(ParameterError, match=r"DLP would give block sparsities in \["):
+        dlp_sparsities([1.0, 2.0, 30.0], target=0.9, alpha=0.3)
+    with pytest.raises(ParameterError, match=r"OWL would give block sparsities in \["):
+        owl_sparsities([1.0, 5.0], 0.2, 0.5)
+
+
+def test_relative_importance_is_float64_even_for_float32_scores():
+    # U = [1, 2]: I = 1 - U / 3 = [2/3, 1/3]; in float32 1 - 1/3 is 0.66666663, 4e-8 off
+    importance = relative_importance(np.array([1.0, 2.0], dtype=np.float32))
+    assert importance.dtype == np.float64
+    np.testing.assert_allclose(importance, [2 / 3, 1 / 3], rtol=1e-15)

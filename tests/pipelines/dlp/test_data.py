@@ -162,3 +162,39 @@ def test_evaluation_windows_are_consecutive_and_checked():
         data.evaluation_windows(ids, 3, 4)
     with pytest.raises(ValueError, match=r"0 windows of 11, but 0 were requested"):
         data.evaluation_windows(ids, 11, None)
+
+
+def test_window_errors_say_what_to_change():
+    with pytest.raises(
+        ValueError, match=r"lower dlp\.data\.seqlen or use a larger dlp\.data\.source$"
+    ):
+        data.calibration_windows(torch.arange(11), nsamples=1, seqlen=10, seed=0)
+    with pytest.raises(
+        ValueError,
+        match=r"^no C4 document longer than 3 tokens in 50 draws: lower dlp\.data\.seqlen or point "
+        r"dlp\.c4_train at a shard with longer documents$",
+    ):
+        data.document_windows(["1 2 3"], tokenize, nsamples=1, seqlen=3, seed=0, max_draws=50)
+    with pytest.raises(
+        ValueError,
+        match=r"^dlp\.c4_train has no documents: point the catalog entry at a C4 shard$",
+    ):
+        data.document_windows([], tokenize, nsamples=1, seqlen=3, seed=0)
+
+
+def test_the_offline_splits_default_to_seed_0(tmp_path, monkeypatch):
+    assert data.pydoc_topics_split(0.5) == data.pydoc_topics_split(0.5, seed=0)
+    assert data.pydoc_topics_split(0.5) != data.pydoc_topics_split(0.5, seed=1)
+    for name in "abcdef":
+        (tmp_path / f"{name}.py").write_text(f'"""Module {name}."""\n')
+    monkeypatch.setattr(data.sysconfig, "get_paths", lambda: {"stdlib": str(tmp_path)})
+    split = data.stdlib_docstrings_split(0.5)
+    assert split == data.stdlib_docstrings_split(0.5, seed=0)
+    assert split != data.stdlib_docstrings_split(0.5, seed=1)
+
+
+def test_stdlib_docstrings_drop_undecodable_bytes(tmp_path, monkeypatch):
+    # a module with a byte that is not UTF-8 is still read, without that byte
+    (tmp_path / "a.py").write_bytes(b'"""Caf\xff\xc3\xa9 docstring."""\n')
+    monkeypatch.setattr(data.sysconfig, "get_paths", lambda: {"stdlib": str(tmp_path)})
+    assert data.stdlib_docstrings_split(1.0) == {"train": "Café docstring.", "test": ""}

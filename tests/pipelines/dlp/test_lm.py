@@ -1,5 +1,6 @@
 """The shared tokeniser helper and the tiny byte-level LLaMA of the fast runs."""
 
+import pytest
 import torch
 
 from paper_pipelines.pipelines.dlp.lm import ByteTokenizer, encode, train_tiny_llama
@@ -47,3 +48,63 @@ def test_tiny_llama_has_the_requested_shape_and_is_seeded():
         assert torch.equal(p, q)
     up = [m.model.model.layers[0].mlp.up_proj.weight for m in (lm, untrained)]
     assert not torch.equal(*up)
+
+
+# ---------------------------------------------------------------- pinned by mutation testing (#29)
+TEXT = "the quick brown fox jumps over the lazy dog. " * 20
+
+
+def logged(caplog, logger: str) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.name == logger]
+
+
+def test_tiny_llama_logs_about_five_times_and_the_last_step(caplog):
+    """12 steps: every 12 // 5 = 2nd step (1, 3, ..., 11) and the last (12). The first loss of an
+    untrained byte model is about ln 256 = 5.545 (near-uniform next-byte guesses)."""
+    import logging
+    import math
+
+    caplog.set_level(logging.INFO, logger="paper_pipelines.pipelines.dlp.lm")
+    train_tiny_llama(TEXT, 2, 16, 24, 2, 12, batch=2, seqlen=8, lr=1e-2, seed=0)
+    lines = logged(caplog, "paper_pipelines.pipelines.dlp.lm")
+    steps = [line.split(":")[0] for line in lines]
+    assert steps == [f"tiny LM step {k}/12" for k in (1, 3, 5, 7, 9, 11, 12)]
+    losses = [float(line.rsplit("loss ", 1)[1]) for line in lines]
+    assert abs(losses[0] - math.log(256)) < 0.05
+    assert all(
+        line == f"{s}: loss {loss:.3f}" for line, s, loss in zip(lines, steps, losses, strict=True)
+    )
+
+
+def test_tiny_llama_has_no_special_tokens():
+    # bytes have no BOS / EOS / padding: LLaMA's default ids 1 and 2 would be the bytes 0x01 and 0x02
+    config = train_tiny_llama(
+        TEXT, 1, 16, 24, 2, 0, batch=2, seqlen=8, lr=1e-2, seed=0
+    ).model.config
+    assert (config.bos_token_id, config.eos_token_id, config.pad_token_id) == (None, None, None)
+
+
+def test_tiny_llama_first_adam_step_moves_each_weight_by_the_learning_rate():
+    """Adam's first update is lr * g / (|g| + eps) = lr * sign(g) (plus AdamW's decay lr * 0.01 * w),
+    so after one step at lr = 0.05 the largest change of a weight is 0.05."""
+    before, after = (
+        train_tiny_llama(TEXT, 2, 16, 24, 2, steps, batch=2, seqlen=8, lr=0.05, seed=0)
+        for steps in (0, 1)
+    )
+    up = [m.model.model.layers[0].mlp.up_proj.weight for m in (before, after)]
+    assert float((up[1] - up[0]).detach().abs().max()) == pytest.approx(0.05, rel=0.01)
+
+
+def test_tiny_llama_windows_never_reach_the_last_two_tokens():
+    # seqlen + 2 bytes: the only window start is 0 (randint(0, 1)), so the last two bytes never enter
+    # a training window and two texts that differ only there train the same model
+    models = [
+        train_tiny_llama("abcdefgh" + tail, 1, 16, 24, 2, 2, batch=2, seqlen=8, lr=1e-2, seed=0)
+        for tail in ("XY", "ZW")
+    ]
+    for p, q in zip(models[0].model.parameters(), models[1].model.parameters(), strict=True):
+        assert torch.equal(p, q)
+    # a difference inside the first window does change the model
+    other = train_tiny_llama("abcdefgX" + "XY", 1, 16, 24, 2, 2, batch=2, seqlen=8, lr=1e-2, seed=0)
+    embeddings = [m.model.model.embed_tokens.weight for m in (models[0], other)]
+    assert not torch.equal(*embeddings)

@@ -97,3 +97,48 @@ def test_zero_shot_failure_is_reported_not_raised(monkeypatch):
     assert out == {
         "skipped": "zero-shot evaluation failed (FileNotFoundError: no cached data for piqa); skipped"
     }
+
+
+# ---------------------------------------------------------------- pinned by mutation testing (#29)
+def skip_messages(caplog) -> list[str]:
+    logger = "paper_pipelines.pipelines.dlp.metrics"
+    return [r.getMessage() for r in caplog.records if r.name == logger]
+
+
+def test_every_skipped_zero_shot_is_logged_with_its_reason(monkeypatch, caplog):
+    import logging
+
+    caplog.set_level(logging.INFO, logger="paper_pipelines.pipelines.dlp.metrics")
+    reasons = [zero_shot_accuracy(None, None, [])["skipped"]]
+    monkeypatch.setitem(sys.modules, "lm_eval", None)  # not installed
+    reasons.append(zero_shot_accuracy(None, None, ["piqa"])["skipped"])
+
+    def evaluate(model, tasks):
+        raise FileNotFoundError("no cached data for piqa")
+
+    fake_harness(monkeypatch, evaluate)
+    reasons.append(zero_shot_accuracy("model", "tok", ["piqa"])["skipped"])
+    assert skip_messages(caplog) == [
+        f"zero-shot evaluation skipped: {reasons[0]}",
+        reasons[1],
+        reasons[2],
+    ]
+
+
+def test_zero_shot_of_one_task_is_its_accuracy_and_a_task_without_one_is_nan(monkeypatch):
+    fake_harness(monkeypatch, lambda model, tasks: {"results": {"piqa": {"acc,none": 0.6}}})
+    assert zero_shot_accuracy("model", "tok", ["piqa"]) == {
+        "accuracy": {"piqa": 0.6},
+        "mean_accuracy": 0.6,
+    }
+    # a task that reports no accuracy (only a perplexity) is NaN, and so is the mean: never a mean
+    # over fewer tasks than were asked for
+    fake_harness(
+        monkeypatch,
+        lambda model, tasks: {
+            "results": {"piqa": {"acc,none": 0.6}, "lambada": {"perplexity,none": 3.0}}
+        },
+    )
+    out = zero_shot_accuracy("model", "tok", ["piqa", "lambada"])
+    assert out["accuracy"]["piqa"] == 0.6 and math.isnan(out["accuracy"]["lambada"])
+    assert math.isnan(out["mean_accuracy"])

@@ -330,3 +330,29 @@ def test_wanda_importance_follows_the_weights_dtype_not_the_statistics():
         torch.tensor([[1.0, -2.0]]), torch.tensor([4.0, 9.0], dtype=torch.float64)
     )
     assert out.dtype == torch.float32 and out.tolist() == [[2.0, 6.0]]
+
+
+def test_block_score_defaults_to_the_median():
+    # the paper's U_l is the median: 2 for [1, 2, 9] (the mean would be 4)
+    assert block_score(torch.tensor([1.0, 9.0, 2.0])) == 2.0
+
+
+def test_block_score_keeps_the_digits_of_its_scores():
+    # float64 scores stay float64: the median of [1, 1 + 1e-12, 3] is 1 + 1e-12 (float32 would give 1)
+    scores = torch.tensor([1.0, 1.0 + 1e-12, 3.0], dtype=torch.float64)
+    assert block_score(scores) == 1.0 + 1e-12
+    # float16 scores are taken in float32: the mean of the middle values 1 and 1 + 2**-10 is
+    # 1 + 2**-11, which float16 cannot hold (it would round to 1)
+    half = torch.tensor([1.0, 1.0 + 2**-10], dtype=torch.float16)
+    assert block_score(half) == 1.0 + 2**-11
+
+
+@pytest.mark.timeout(30)
+def test_wanda_variant_stops_when_ties_make_the_target_unreachable():
+    """Row [1, 2, 2, 2] (sum 7, sorted cumulative sums [1, 3, 5, 7]): the three tied 2s are pruned
+    together, so the sparsity jumps from 0.25 to 1 at a = 3/7 and 0.5 is unreachable. At tol 0.08:
+    a = 0.4 (sums <= 2.8: 0.25, too few) -> 0.6 (4.2: all, too many) -> 0.5 (3.5: all) -> 0.45
+    (3.15: all) -> 0.425 (2.975: 0.25); [lo, hi] = [0.4, 0.45] is now narrower than tol, so the
+    bisection stops with the mask of the last a tried: only the 1."""
+    metric = torch.tensor([[2.0, 1.0, 2.0, 2.0]])
+    assert wanda_variant_mask(metric, 0.5, tol=0.08).tolist() == [[False, True, False, False]]

@@ -110,3 +110,65 @@ def test_lora_windows_may_start_at_the_first_token():
     # seqlen + 2 tokens: the only start is 0 (randint(0, 1)), as the released sampler allows
     tuned = lora_finetune(tiny_llama(), torch.arange(10), 1, 1, 8, 1e-2, 2, 4, 0.0, 0)
     assert not tuned.training
+
+
+def lora_lines(caplog) -> list[str]:
+    logger = "paper_pipelines.pipelines.dlp.recovery"
+    return [r.getMessage() for r in caplog.records if r.name == logger]
+
+
+@pytest.mark.parametrize(
+    ("steps", "logged"),
+    [
+        (7, [1, 2, 3, 4, 5, 6, 7]),  # 7 // 5 = 1: every step
+        (10, [1, 3, 5, 7, 9, 10]),  # 10 // 5 = 2: every 2nd step, and the last
+    ],
+)
+def test_lora_logs_about_five_times_and_the_last_step(caplog, steps, logged):
+    import logging
+
+    from paper_pipelines.pipelines.dlp.recovery import lora_finetune
+
+    caplog.set_level(logging.INFO, logger="paper_pipelines.pipelines.dlp.recovery")
+    torch.manual_seed(0)
+    lora_finetune(tiny_llama(), torch.randint(0, 64, (100,)), steps, 2, 8, 1e-2, 2, 4, 0.0, 0)
+    lines = lora_lines(caplog)
+    assert [line.split(":")[0] for line in lines] == [f"LoRA step {k}/{steps}" for k in logged]
+    for line in lines:  # the loss of a 64-token vocabulary model near its init: about ln 64 = 4.16
+        assert line.startswith("LoRA step ") and 3.5 < float(line.rsplit(": loss ", 1)[1]) < 5.0
+
+
+def test_lora_windows_never_reach_the_last_two_tokens():
+    from paper_pipelines.pipelines.dlp.recovery import lora_finetune
+
+    # seqlen + 2 tokens: the only start is 0, so two texts that differ only in their last two tokens
+    # train the same adapters
+    adapters = []
+    for tail in ([60, 61], [62, 63]):
+        torch.manual_seed(0)
+        ids = torch.tensor(list(range(8)) + tail)
+        tuned = lora_finetune(tiny_llama(), ids, 2, 2, 8, 1e-2, 2, 4, 0.0, 0)
+        adapters.append(
+            tuned.base_model.model.model.layers[0].self_attn.q_proj.lora_B["default"].weight
+        )
+    assert torch.equal(*adapters) and adapters[0].abs().max() > 0
+
+
+def test_lora_recovery_logs_and_times_itself(caplog):
+    import logging
+    import time
+
+    caplog.set_level(logging.INFO, logger="paper_pipelines.pipelines.dlp.recovery")
+    torch.manual_seed(0)
+    started = time.perf_counter()
+    result = lora_recovery(
+        tiny_llama(), torch.randint(0, 64, (200,)), torch.randint(0, 64, (2, 16)), 2, 0,
+        steps=1, batch=2, seqlen=16, lr=1e-2, rank=2, lora_alpha=4, dropout=0.0,
+    )  # fmt: skip
+    wall = time.perf_counter() - started
+    assert 0 < result["seconds"] <= wall  # the fine-tuning's own seconds, inside the call's
+    assert isinstance(result["ppl_after"], float) and 1 < result["ppl_after"] < 1000
+    assert lora_lines(caplog)[-1] == (
+        f"LoRA recovery: perplexity {result['ppl_before']:.2f} -> {result['ppl_after']:.2f} "
+        f"in {result['seconds']:.0f} s"
+    )
