@@ -64,6 +64,7 @@ def ours(
     target: str,
     schedule: str = "sequence",
     negatives: str = "seen",
+    lambdas: tuple[float, float] | None = None,
 ) -> dict:
     """Our hyperbolic mode (HTGN-like) on the same snapshots: AUC, AP and seconds per epoch."""
     t_train = len(snaps["edges"]) - len(tests)
@@ -75,6 +76,7 @@ def ours(
         target=target,
         schedule=schedule,
         negatives=negatives,
+        **({} if lambdas is None else {"lambda_node": lambdas[0], "lambda_chg": lambdas[1]}),
     )
     start = time.perf_counter()
     model, log = training.train_cgdyn(snaps, tree, t_train, settings, seed)
@@ -88,6 +90,7 @@ def ours(
         "target": target,
         "schedule": schedule,
         "negatives": negatives,
+        **({} if lambdas is None else {"lambda_node": lambdas[0], "lambda_chg": lambdas[1]}),
         **{k: round(float(row[k]), 4) for k in ("auc", "ap", "new_auc", "new_ap")},
         "s_per_epoch": round(seconds, 3),
     }
@@ -146,7 +149,7 @@ def main() -> int:
         default=None,
         help="folder with the torch_scatter stand-in (put on HTGN's PYTHONPATH only)",
     )
-    parser.add_argument("--models", nargs="+", default=["HTGN", "GRUGCN", "EGCN"])
+    parser.add_argument("--models", nargs="*", default=["HTGN", "GRUGCN", "EGCN"])
     parser.add_argument(
         "--htgn-variant",
         action="append",
@@ -166,6 +169,14 @@ def main() -> int:
         nargs="+",
         default=["sequence", "per_snapshot"],
         choices=["sequence", "per_snapshot"],
+    )
+    parser.add_argument(
+        "--objective",
+        action="append",
+        default=[],
+        metavar="LAMBDA_NODE,LAMBDA_CHG",
+        help="extra runs of ours (same target, first schedule and negatives) with these loss "
+        "weights, e.g. --objective 0,0 (plain BCE) --objective 1,0 (lambda_node at HTC's weight)",
     )
     args = parser.parse_args()
     if args.htgn is None or not (args.htgn / "script" / "main.py").is_file():
@@ -199,6 +210,22 @@ def main() -> int:
                     snaps, tests, args.epochs, args.seed, target, schedule, negatives
                 )
                 print(json.dumps({key: result[key]}), flush=True)
+    for objective in args.objective:
+        lambdas = tuple(float(x) for x in objective.split(","))
+        if len(lambdas) != 2:
+            parser.error(f"--objective takes LAMBDA_NODE,LAMBDA_CHG, got {objective!r}")
+        key = f"ours_hyperbolic_same_{args.schedules[0]}_{args.negatives[0]}_lambdas_{objective}"
+        result[key] = ours(
+            snaps,
+            tests,
+            args.epochs,
+            args.seed,
+            "same",
+            args.schedules[0],
+            args.negatives[0],
+            lambdas,
+        )
+        print(json.dumps({key: result[key]}), flush=True)
     print(json.dumps(result, indent=2))
     return 0
 
