@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import socket
 from collections.abc import Iterator
@@ -48,6 +49,27 @@ def run_session(project_path: Path, pipeline: str, env: str = "fast", **run_kwar
         project_path=project_path, env=env, runtime_params=runtime_params or None
     ) as session:
         return session.run(pipeline_names=[pipeline], **run_kwargs)
+
+
+# A shared switch for the papers' fast-run fixtures (tca, srca, core_kernel, neutrality, si_pipeline):
+# unset, they run at the paper's default seed, as in `make test`; set to an integer s, they run with
+# runtime_params {"<slug>.seed": s}, so the modules' acceptance-style tests can be checked at other seeds.
+# benchmarks/fast_acceptance_seeds.py sets it for seeds 0-4 and runs only those tests: with it set, a
+# test that compares against a default-seed run or another seed's run in the same module is not meant.
+FAST_SEED_ENV = "PAPER_PIPELINES_FAST_SEED"
+
+
+def fast_seed_params(slug: str) -> dict:
+    """``runtime_params`` for a paper's fast-run fixture: ``{"<slug>.seed": s}`` when the environment
+    variable PAPER_PIPELINES_FAST_SEED is set to ``s``, else ``{}`` (the paper's default seed)."""
+    value = os.environ.get(FAST_SEED_ENV, "").strip()
+    if not value:
+        return {}
+    try:
+        seed = int(value)
+    except ValueError:
+        raise ValueError(f"{FAST_SEED_ENV} = {value!r} is not an integer seed") from None
+    return {f"{slug}.seed": seed}
 
 
 def versions_of(path: Path) -> list[str]:

@@ -11,6 +11,7 @@ from tests.kedro_helpers import (
     OTHER_SEED,
     assert_other_seed_contract,
     block_network,
+    fast_seed_params,
     files_under,
     latest_json,
     make_project_copy,
@@ -37,10 +38,11 @@ def _untimed(metrics: dict) -> dict:
 
 @pytest.fixture(scope="module")
 def fast_run(tmp_path_factory):
-    """One fast run shared by the checks below (7-15 s of pipeline time), with sockets blocked."""
+    """One fast run shared by the checks below (7-15 s of pipeline time), with sockets blocked; at the
+    default seed, or at PAPER_PIPELINES_FAST_SEED (tests.kedro_helpers.fast_seed_params)."""
     project = make_project_copy(tmp_path_factory.mktemp(SLUG) / "project")
     with block_network() as attempts:
-        run_session(project, SLUG, env="fast")
+        run_session(project, SLUG, env="fast", runtime_params=fast_seed_params(SLUG))
     assert attempts == [], f"the fast run tried to reach the network: {attempts}"
     return project
 
@@ -141,7 +143,7 @@ def test_figures_and_intermediates_are_versioned(fast_run):
 
 def test_same_seed_same_metrics(fast_run, project_copy):
     """Determinism: a second run with the same seed gives the same numbers (timings aside)."""
-    run_session(project_copy, SLUG, env="fast")
+    run_session(project_copy, SLUG, env="fast", runtime_params=fast_seed_params(SLUG))
     first = latest_json(fast_run / "data/fast/08_reporting" / SLUG / "metrics.json")
     second = latest_json(project_copy / "data/fast/08_reporting" / SLUG / "metrics.json")
     assert _untimed(first) == _untimed(second)

@@ -12,6 +12,7 @@ from paper_pipelines.pipelines.neutrality.data import SeedFileError
 from paper_pipelines.pipelines.neutrality.report import METRICS
 from paper_pipelines.pipelines.neutrality.techniques import LABELS
 from tests.kedro_helpers import (
+    fast_seed_params,
     files_under,
     latest_json,
     make_project_copy,
@@ -36,12 +37,13 @@ def latest_table(path):
 
 @pytest.fixture(scope="module")
 def fast_runs(tmp_path_factory):
-    """Two fast runs of the same configuration in one isolated project copy."""
+    """Two fast runs of the same configuration in one isolated project copy (at the default seed, or
+    at PAPER_PIPELINES_FAST_SEED: tests.kedro_helpers.fast_seed_params)."""
     project = make_project_copy(tmp_path_factory.mktemp("neutrality") / "project")
-    run_session(project, "neutrality", env="fast")
+    run_session(project, "neutrality", env="fast", runtime_params=fast_seed_params("neutrality"))
     first = latest_json(project / FAST / "08_reporting/neutrality/metrics.json")
     ann1 = latest_table(project / FAST / "07_model_output/neutrality/annotations_table.parquet")
-    run_session(project, "neutrality", env="fast")
+    run_session(project, "neutrality", env="fast", runtime_params=fast_seed_params("neutrality"))
     second = latest_json(project / FAST / "08_reporting/neutrality/metrics.json")
     ann2 = latest_table(project / FAST / "07_model_output/neutrality/annotations_table.parquet")
     return project, first, second, ann1, ann2

@@ -11,6 +11,7 @@ from paper_pipelines.pipelines.si_pipeline.report import CLAIMS, METRICS
 from tests.kedro_helpers import (
     OTHER_SEED,
     assert_other_seed_contract,
+    fast_seed_params,
     files_under,
     make_project_copy,
     run_session,
@@ -62,10 +63,11 @@ def _metrics_versions(root) -> list[dict]:
 @pytest.fixture(scope="module")
 def fast_run(tmp_path_factory):
     """Two fast runs with the same seed (for determinism), then one at tests.test_other_seed's
-    OTHER_SEED (that test leaves si_pipeline to this module); about 30 s in all."""
+    OTHER_SEED (that test leaves si_pipeline to this module); about 30 s in all. The first two are at
+    PAPER_PIPELINES_FAST_SEED when it is set (tests.kedro_helpers.fast_seed_params)."""
     project = make_project_copy(tmp_path_factory.mktemp("si_pipeline") / "project")
-    run_session(project, "si_pipeline", env="fast")
-    run_session(project, "si_pipeline", env="fast")
+    run_session(project, "si_pipeline", env="fast", runtime_params=fast_seed_params("si_pipeline"))
+    run_session(project, "si_pipeline", env="fast", runtime_params=fast_seed_params("si_pipeline"))
     run_session(project, "si_pipeline", env="fast", runtime_params={"si_pipeline.seed": OTHER_SEED})
     return project
 

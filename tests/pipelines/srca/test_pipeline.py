@@ -16,6 +16,7 @@ from paper_pipelines.pipelines.srca.parameters import (
 from paper_pipelines.pipelines.srca.report import CLAIMS, METRICS
 from tests.kedro_helpers import (
     block_network,
+    fast_seed_params,
     files_under,
     latest_json,
     make_project_copy,
@@ -35,10 +36,11 @@ CONTRACT = [
 
 @pytest.fixture(scope="module")
 def fast_run(tmp_path_factory):
-    """One fast run shared by the checks below (about 10 s of pipeline time), with sockets blocked."""
+    """One fast run shared by the checks below (about 10 s of pipeline time), with sockets blocked;
+    at the default seed, or at PAPER_PIPELINES_FAST_SEED (tests.kedro_helpers.fast_seed_params)."""
     project = make_project_copy(tmp_path_factory.mktemp("srca") / "project")
     with block_network() as attempts:
-        run_session(project, "srca", env="fast")
+        run_session(project, "srca", env="fast", runtime_params=fast_seed_params("srca"))
     assert attempts == [], f"the fast run tried to reach the network: {attempts}"
     return project
 
@@ -128,7 +130,7 @@ def test_same_seed_same_metrics_as_a_new_version(fast_run):
     """Determinism: a second run with the same seed gives the same metrics, as a new version."""
     metrics_path = fast_run / "data/fast/08_reporting/srca/metrics.json"
     first = _metrics(fast_run)
-    run_session(fast_run, "srca", env="fast")
+    run_session(fast_run, "srca", env="fast", runtime_params=fast_seed_params("srca"))
     assert len(versions_of(metrics_path)) == 2
     assert _metrics(fast_run) == first
 

@@ -12,7 +12,13 @@ import pytest
 from paper_pipelines.common.claims import claim_holds
 from paper_pipelines.common.params import ParameterError
 from paper_pipelines.pipelines.tca.report import CLAIMS, METRICS
-from tests.kedro_helpers import files_under, latest_json, run_session, versions_of
+from tests.kedro_helpers import (
+    fast_seed_params,
+    files_under,
+    latest_json,
+    run_session,
+    versions_of,
+)
 
 CONTRACT = (
     "acc_source",
@@ -35,15 +41,16 @@ FAST_RUN_SECONDS: list[float] = []  # wall seconds of the fixture's first fast r
 
 @pytest.fixture(scope="module")
 def fast_runs(tmp_path_factory):
-    """Two fast runs of the same configuration in one isolated project copy."""
+    """Two fast runs of the same configuration in one isolated project copy (at the default seed, or
+    at PAPER_PIPELINES_FAST_SEED: tests.kedro_helpers.fast_seed_params)."""
     from tests.kedro_helpers import make_project_copy
 
     project = make_project_copy(tmp_path_factory.mktemp("tca") / "project")
     start = time.perf_counter()
-    run_session(project, "tca", env="fast")
+    run_session(project, "tca", env="fast", runtime_params=fast_seed_params("tca"))
     FAST_RUN_SECONDS.append(time.perf_counter() - start)
     first = latest_json(project / "data/fast/08_reporting/tca/metrics.json")
-    run_session(project, "tca", env="fast")
+    run_session(project, "tca", env="fast", runtime_params=fast_seed_params("tca"))
     second = latest_json(project / "data/fast/08_reporting/tca/metrics.json")
     return project, first, second
 
