@@ -380,6 +380,8 @@ def _fmt(value: Any) -> str:
         return "-"
     if isinstance(value, bool):
         return str(value)
+    if isinstance(value, float) and abs(value) >= 1000:
+        return f"{value:.0f}"
     if isinstance(value, float):
         return f"{value:.3g}" if abs(value) < 1e-3 and value != 0 else f"{value:.4f}"
     return str(value)
