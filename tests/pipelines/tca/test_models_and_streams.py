@@ -280,7 +280,9 @@ def test_digits_model_record_and_checkpoint_record():
         [0.2] * 3,
     )
     assert info == {"checkpoint": "tca.source_checkpoint", "unexpected_keys": []}
-    assert rec["num_classes"] == 4
+    assert rec["num_classes"] == 4 and rec["arch"] == "resnet18"
+    assert rec["state_dict"].keys() == ResNet(18, 4).state_dict().keys()
+    assert torch.equal(rec["state_dict"]["classifier.weight"], state["module.classifier.weight"])
     for key in [k for k in state if "layer4" in k][:7]:
         del state[key]
     with pytest.raises(ValueError, match="does not fit tca.real_data.arch = 'resnet18'") as err:
