@@ -383,3 +383,38 @@ def test_packed_masks_round_trip_at_any_length():
     into = pack_mask(mask, buffer[1:3])
     assert into["bits"].data_ptr() == buffer[1:].data_ptr() and buffer[0] == 0
     assert torch.equal(unpack_mask(into), mask)
+
+
+def test_missing_decoder_blocks_error_names_both_layouts():
+    with pytest.raises(
+        ValueError,
+        match=r"expected model\.model\.layers \(LLaMA family\) or model\.model\.decoder\.layers "
+        r"\(OPT\)$",
+    ):
+        decoder_blocks(torch.nn.Linear(2, 2))
+
+
+def test_the_device_error_says_where_to_collect_the_statistics():
+    from paper_pipelines.pipelines.dlp.importance import wanda_importance
+
+    with pytest.raises(
+        ValueError,
+        match=r"^activation statistics on cpu but the weight on meta: collect them on the layer's "
+        r"device \(InputStatistics\.for_linear\)$",
+    ):
+        wanda_importance(torch.zeros(2, 3, device="meta"), torch.ones(3))
+
+
+def test_sparsegpt_device_error_says_where_to_collect_the_hessian():
+    with pytest.raises(
+        ValueError,
+        match=r"^SparseGPT Hessian on cpu but the weight on meta: collect it on the layer's device "
+        r"\(InputStatistics\.for_linear\)$",
+    ):
+        prune_sparsegpt(torch.nn.Linear(3, 2, device="meta"), torch.eye(3), 0.5)
+
+
+def test_statistics_hold_no_hessian_unless_asked():
+    # Wanda needs only the C_in column norms; the C_in x C_in Hessian is SparseGPT's
+    assert InputStatistics.for_linear(torch.nn.Linear(3, 2)).hessian is None
+    assert InputStatistics.for_linear(torch.nn.Linear(3, 2), True).hessian.shape == (3, 3)

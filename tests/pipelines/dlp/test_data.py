@@ -198,3 +198,14 @@ def test_stdlib_docstrings_drop_undecodable_bytes(tmp_path, monkeypatch):
     (tmp_path / "a.py").write_bytes(b'"""Caf\xff\xc3\xa9 docstring."""\n')
     monkeypatch.setattr(data.sysconfig, "get_paths", lambda: {"stdlib": str(tmp_path)})
     assert data.stdlib_docstrings_split(1.0) == {"train": "Café docstring.", "test": ""}
+
+
+def test_stdlib_training_modules_are_joined_by_a_blank_line(tmp_path, monkeypatch):
+    for name in "abcd":
+        (tmp_path / f"{name}.py").write_text(f'"""Module {name}."""\n')
+    monkeypatch.setattr(data.sysconfig, "get_paths", lambda: {"stdlib": str(tmp_path)})
+    files = sorted(tmp_path.glob("*.py"))
+    random.Random(0).shuffle(files)
+    texts = [f"Module {p.stem}." for p in files]
+    split = data.stdlib_docstrings_split(0.5, seed=0)  # 4 modules: 2 for training, 2 for testing
+    assert split == {"train": "\n\n".join(texts[:2]), "test": "\n\n".join(texts[2:])}

@@ -228,3 +228,95 @@ def test_peak_reset_and_the_model_copies_formula(tmp_path, monkeypatch):
     monkeypatch.setattr(memory, "peak_bytes", lambda: 1600)
     assert probe.model_copies() is None
     assert probe.cuda_model_copies() is None  # no CUDA here
+
+
+# ---------------------------------------------------------------- pinned by mutation testing (#29)
+def test_grid_passes_the_sparsegpt_block_size():
+    """SparseGPT picks its mask per block of `blocksize` columns (floor(s * n) of the n weights in
+    the block): at blocksize 16, every 16-column slice of a linear in block 1 (sparsity 0.5 in the
+    default dlp allocation) is exactly half zeros. The default 128 would take each 32- or 64-column
+    linear as one block, and its 16-column slices would not all be at exactly 0.5."""
+    from paper_pipelines.pipelines.dlp.parameters import SparseGPTParams
+
+    base, calib, evaluation = _setup()
+    pruner = PrunerParams(bases=["sparsegpt"], sparsegpt=SparseGPTParams(blocksize=16))
+    _, _, pruned = grid.prune_grid(base, calib, evaluation, SPARSITIES, pruner, ALLOCATION, 2, 2)
+    for name, module in pruned.model.model.layers[1].named_modules():
+        if isinstance(module, torch.nn.Linear):
+            w = module.weight
+            for j in range(0, w.shape[1], 16):
+                assert int((w[:, j : j + 16] == 0).sum()) == w.shape[0] * 8, (name, j)
+
+
+def test_grid_logs_each_run(caplog, monkeypatch):
+    import logging
+
+    caplog.set_level(logging.INFO, logger="paper_pipelines.pipelines.dlp.grid")
+    monkeypatch.setattr(PeakProbe, "model_copies", lambda self: None)  # no peak-RSS reading here
+    base, calib, evaluation = _setup()
+    runs, _, _ = grid.prune_grid(
+        base, calib, evaluation, SPARSITIES, PrunerParams(bases=["magnitude"]), ALLOCATION, 2, 2
+    )
+    rows = {row.allocation: row for row in runs.itertuples()}
+    lines = [
+        r.getMessage() for r in caplog.records if r.name == "paper_pipelines.pipelines.dlp.grid"
+    ]
+    assert lines == [
+        f"{method} + magnitude @ 0.50: actual sparsity {rows[method].actual_sparsity:.4f}, "
+        f"perplexity {rows[method].perplexity:.2f}, peak memory n/a model copies"
+        for method in ("uniform", "owl", "dlp_mean", "dlp")  # run order: the default (dlp) last
+    ]
+
+
+def test_restore_dense_refuses_a_model_with_an_extra_parameter():
+    # the same weight shape, but the working copy has a bias the dense model lacks
+    with pytest.raises(ValueError, match=r"zip\(\) argument 2 is shorter than argument 1"):
+        grid.restore_dense(torch.nn.Linear(2, 2), torch.nn.Linear(2, 2, bias=False))
+
+
+def test_grid_passes_every_sparsegpt_setting():
+    """The default run's pruned model is SparseGPT with the configured block size, damping and
+    mask rule (each changes the result on this model), as pruning a fresh dense copy gives it."""
+    from paper_pipelines.pipelines.dlp.parameters import SparseGPTParams
+
+    base, calib, evaluation = _setup()
+    settings = {"blocksize": 16, "percdamp": 0.5, "mask_rule": "released"}
+    pruner = PrunerParams(bases=["sparsegpt"], sparsegpt=SparseGPTParams(**settings))
+    _, _, pruned = grid.prune_grid(base, calib, evaluation, SPARSITIES, pruner, ALLOCATION, 2, 2)
+    fresh = copy.deepcopy(base.model)
+    prune_sequentially(fresh, calib, SPARSITIES["dlp@0.5"], "sparsegpt", batch_size=2, **settings)
+    for (n, p), q in zip(
+        pruned.model.state_dict().items(), fresh.state_dict().values(), strict=True
+    ):
+        assert torch.equal(p, q), n
+    for changed in ({"blocksize": 128}, {"percdamp": 0.01}, {"mask_rule": "exact"}):
+        other = copy.deepcopy(base.model)
+        prune_sequentially(
+            other,
+            calib,
+            SPARSITIES["dlp@0.5"],
+            "sparsegpt",
+            batch_size=2,
+            **{**settings, **changed},
+        )
+        assert not all(
+            torch.equal(p, q)
+            for p, q in zip(other.state_dict().values(), fresh.state_dict().values(), strict=True)
+        ), changed
+
+
+def test_only_the_default_run_keeps_its_masks(monkeypatch):
+    # the other runs' masks (an 8th of a byte per weight each) are never built
+    kept = []
+
+    def recording(*args, **kwargs):
+        masks = prune_sequentially(*args, **kwargs)
+        kept.append(len(masks))
+        return masks
+
+    monkeypatch.setattr(grid, "prune_sequentially", recording)
+    base, calib, evaluation = _setup()
+    grid.prune_grid(
+        base, calib, evaluation, SPARSITIES, PrunerParams(bases=["magnitude"]), ALLOCATION, 2, 2
+    )
+    assert kept == [0, 0, 0, 3 * 7]  # uniform, owl, dlp_mean, then the default dlp: 21 linears

@@ -54,26 +54,40 @@ def test_tiny_llama_has_the_requested_shape_and_is_seeded():
 TEXT = "the quick brown fox jumps over the lazy dog. " * 20
 
 
-def logged(caplog, logger: str) -> list[str]:
+def logged_lines(caplog, logger: str) -> list[str]:
     return [r.getMessage() for r in caplog.records if r.name == logger]
 
 
-def test_tiny_llama_logs_about_five_times_and_the_last_step(caplog):
-    """12 steps: every 12 // 5 = 2nd step (1, 3, ..., 11) and the last (12). The first loss of an
-    untrained byte model is about ln 256 = 5.545 (near-uniform next-byte guesses)."""
+@pytest.mark.parametrize(
+    ("steps", "logged"),
+    [
+        (7, [1, 2, 3, 4, 5, 6, 7]),  # 7 // 5 = 1: every step
+        (10, [1, 3, 5, 7, 9, 10]),  # 10 // 5 = 2: every 2nd step, and the last
+    ],
+)
+def test_tiny_llama_logs_about_five_times_and_the_last_step(caplog, steps, logged):
+    """The first loss of an untrained byte model is about ln 256 = 5.545 (near-uniform guesses)."""
     import logging
     import math
 
     caplog.set_level(logging.INFO, logger="paper_pipelines.pipelines.dlp.lm")
-    train_tiny_llama(TEXT, 2, 16, 24, 2, 12, batch=2, seqlen=8, lr=1e-2, seed=0)
-    lines = logged(caplog, "paper_pipelines.pipelines.dlp.lm")
-    steps = [line.split(":")[0] for line in lines]
-    assert steps == [f"tiny LM step {k}/12" for k in (1, 3, 5, 7, 9, 11, 12)]
+    caplog.set_level(logging.INFO, logger="paper_pipelines.progress")
+    train_tiny_llama(TEXT, 2, 16, 24, 2, steps, batch=2, seqlen=8, lr=1e-2, seed=0)
+    lines = logged_lines(caplog, "paper_pipelines.pipelines.dlp.lm")
+    prefixes = [line.split(":")[0] for line in lines]
+    assert prefixes == [f"tiny LM step {k}/{steps}" for k in logged]
     losses = [float(line.rsplit("loss ", 1)[1]) for line in lines]
     assert abs(losses[0] - math.log(256)) < 0.05
     assert all(
-        line == f"{s}: loss {loss:.3f}" for line, s, loss in zip(lines, steps, losses, strict=True)
+        line == f"{p}: loss {loss:.3f}"
+        for line, p, loss in zip(lines, prefixes, losses, strict=True)
     )
+    done = logged_lines(caplog, "paper_pipelines.progress")
+    assert done[-1].startswith(f"tiny LM training: {steps} done in ")
+
+
+def test_the_tokens_of_an_empty_text_are_an_empty_long_tensor():
+    assert encode(ByteTokenizer(), "").dtype == torch.long  # not torch.tensor([])'s float32
 
 
 def test_tiny_llama_has_no_special_tokens():

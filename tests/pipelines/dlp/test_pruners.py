@@ -356,3 +356,63 @@ def test_wanda_variant_stops_when_ties_make_the_target_unreachable():
     bisection stops with the mask of the last a tried: only the 1."""
     metric = torch.tensor([[2.0, 1.0, 2.0, 2.0]])
     assert wanda_variant_mask(metric, 0.5, tol=0.08).tolist() == [[False, True, False, False]]
+
+
+def test_wanda_variant_stops_at_once_on_the_target():
+    # row [9, 1, 4, 2]: sorted [1, 2, 4, 9], cumulative [1, 3, 7, 16]; a = 0.4 gives sums <= 6.4, so
+    # the 1 and the 2 are pruned: exactly 0.5, and the bisection stops there (a larger a would add the 4)
+    metric = torch.tensor([[9.0, 1.0, 4.0, 2.0]])
+    assert wanda_variant_mask(metric, 0.5, tol=0.1).tolist() == [[False, True, False, True]]
+
+
+def test_wanda_variant_keeps_a_fifth_of_each_row_score():
+    """Wanda searches the fraction a in [0, 0.8]: the pruned weights of a row never sum to more than
+    80 % of its total. Row 10, 11, ..., 19 (total 145, 0.8 * 145 = 116): the 8 smallest sum to 108,
+    the 9 smallest to 126 > 116, so a target of 0.9 stops at 8 of 10 weights."""
+    metric = torch.arange(10.0, 20.0).reshape(1, -1)
+    assert wanda_variant_mask(metric, 0.9).tolist() == [[True] * 8 + [False] * 2]
+
+
+def test_one_of_four_is_an_n_m_pattern():
+    assert parse_sparsity_type("1:4") == (1, 4)  # 0 < N = 1 < M = 4
+
+
+def test_sparsegpt_n_m_saliency_weighs_each_weight_by_its_hessian_diagonal():
+    """With a diagonal H, [H^-1]_jj = 1 / H_jj and the OBS saliency w^2 / [H^-1]_jj is w^2 * H_jj
+    (here H_jj + 1 % damping): weights (1, 0.6, 1, 0.6) with H = diag(1, 4, 1, 4) have saliencies
+    (1, 1.44, 1, 1.44), so 2:4 prunes the two larger weights, whose inputs are four times weaker."""
+    layer = linear_with(torch.tensor([[1.0, 0.6, 1.0, 0.6]]))
+    mask = prune_sparsegpt(layer, torch.diag(torch.tensor([1.0, 4.0, 1.0, 4.0])), 0.0, nm=(2, 4))
+    assert mask.tolist() == [[True, False, True, False]]
+    # no error to spread (H^-1 is diagonal): the kept weights are unchanged
+    assert layer.weight.data.tolist() == [[0.0, pytest.approx(0.6), 0.0, pytest.approx(0.6)]]
+
+
+def test_exact_block_mask_breaks_ties_toward_the_lower_index():
+    # 64 equal saliencies at 0.5: the exact rule prunes the first 32 in row-major order (a stable
+    # sort), i.e. the whole first row; an unstable sort would scatter them
+    mask = block_mask(torch.zeros(2, 32), 0.5)
+    assert mask.tolist() == [[True] * 32, [False] * 32]
+
+
+def test_block_mask_stays_on_the_saliency_device():
+    assert block_mask(torch.zeros(2, 4, device="meta"), 0.5).device.type == "meta"
+
+
+def test_sparsegpt_obs_update_in_float64_by_hand():
+    """Weight [0.1, 1] with H = [[2, 1], [1, 2]] at sparsity 0.5: w0 (the smaller) is pruned and
+    OBS moves w1 by w0 * H01 / (H11 + damp) with damp = 1 % of the mean diagonal = 0.02, so
+    w1 = 1 + 0.1 / 2.02, to float64 precision for a float64 layer."""
+    layer = torch.nn.Linear(2, 1, bias=False, dtype=torch.float64)
+    layer.weight.data = torch.tensor([[0.1, 1.0]], dtype=torch.float64)
+    hessian = torch.tensor([[2.0, 1.0], [1.0, 2.0]], dtype=torch.float64)
+    prune_sparsegpt(layer, hessian, 0.5)
+    assert layer.weight.data[0, 0] == 0.0
+    assert float(layer.weight.data[0, 1]) == pytest.approx(1 + 0.1 / 2.02, rel=1e-13, abs=0)
+
+
+def test_outlier_ratio_of_float64_scores_keeps_their_digits():
+    # mean of [1, 1, 1, 1 + 1e-12] is 1 + 2.5e-13: only the last score is above it (25 %); in float32
+    # all four would be 1 and none above
+    scores = torch.tensor([1.0, 1.0, 1.0, 1.0 + 1e-12], dtype=torch.float64)
+    assert outlier_ratio(scores, 1.0) == 25.0

@@ -130,12 +130,15 @@ def test_lora_logs_about_five_times_and_the_last_step(caplog, steps, logged):
     from paper_pipelines.pipelines.dlp.recovery import lora_finetune
 
     caplog.set_level(logging.INFO, logger="paper_pipelines.pipelines.dlp.recovery")
+    caplog.set_level(logging.INFO, logger="paper_pipelines.progress")
     torch.manual_seed(0)
     lora_finetune(tiny_llama(), torch.randint(0, 64, (100,)), steps, 2, 8, 1e-2, 2, 4, 0.0, 0)
     lines = lora_lines(caplog)
     assert [line.split(":")[0] for line in lines] == [f"LoRA step {k}/{steps}" for k in logged]
     for line in lines:  # the loss of a 64-token vocabulary model near its init: about ln 64 = 4.16
         assert line.startswith("LoRA step ") and 3.5 < float(line.rsplit(": loss ", 1)[1]) < 5.0
+    done = [r.getMessage() for r in caplog.records if r.name == "paper_pipelines.progress"]
+    assert done[-1].startswith(f"LoRA recovery: {steps} done in ")
 
 
 def test_lora_windows_never_reach_the_last_two_tokens():
