@@ -31,6 +31,8 @@ def test_batch_slices_merge_a_tail_smaller_than_the_class_count():
     assert batch_slices(130, 64, 10) == [slice(0, 64), slice(64, 130)]
     assert batch_slices(140, 64, 10) == [slice(0, 64), slice(64, 128), slice(128, 140)]
     assert batch_slices(5, 64, 10) == [slice(0, 5)]
+    assert batch_slices(138, 64, 10)[-1] == slice(128, 138)  # a tail of exactly min_last stays
+    assert batch_slices(70, 64, 10) == [slice(0, 70)]  # two batches merge into one
 
 
 def test_outputs_come_back_in_sample_order():

@@ -47,7 +47,11 @@ def test_defaults_are_the_papers_k_20_and_20_adam_steps():
     assert torch.equal(
         default.support_index, linear_tca(z, logits, head, 3, filter_k=20).support_index
     )
+    calls = []
+    linear_tca(z, logits, lambda h: calls.append(len(h)) or head(h), 3)
+    assert calls == [256, 300 - 256]  # the head sees at most 256 rows at a time
     adam = linear_tca(z, logits, head, 3, w_solver="adam")
+    assert torch.equal(adam.W, linear_tca(z, logits, head, 3, w_solver="adam", w_lr=1e-3).W)
     assert torch.equal(adam.W, linear_tca(z, logits, head, 3, w_solver="adam", w_iters=20).W)
     assert not torch.equal(adam.W, linear_tca(z, logits, head, 3, w_solver="adam", w_iters=21).W)
 
@@ -91,9 +95,11 @@ def test_singular_target_covariance_is_logged_by_name(caplog):
     c_t = torch.diag(torch.tensor([1.0, 0.0], dtype=torch.float64))
     with caplog.at_level(logging.INFO, logger="paper_pipelines.pipelines.tca.linear_tca"):
         solve_w_eig(c_t, torch.eye(2, dtype=torch.float64), 1e-3)
-    messages = [r.getMessage() for r in caplog.records]
-    assert len(messages) == 1  # the pseudo-source covariance (I) is regular
-    assert messages[0].startswith("target covariance is singular or near-singular (1 of 2")
+    # the pseudo-source covariance (I) is regular; the target's shrinkage is 1e-3 x tr(C_t) / 2
+    assert [r.getMessage() for r in caplog.records] == [
+        "target covariance is singular or near-singular (1 of 2 eigenvalues ~0); regularised with "
+        "shrinkage eps * tr(C)/d = 0.0005"
+    ]
 
 
 def _identity_model() -> FeaturizerClassifier:
@@ -159,6 +165,7 @@ def test_oracle_proportions_when_the_last_class_is_absent():
 
 
 def test_digits_images_are_the_8x8_digits_upsampled_bilinearly():
+    assert data.load_digits_images()[0].shape == (1797, 16, 16)  # 16 x 16 by default
     small, labels8 = data.load_digits_images(8)
     big, labels16 = data.load_digits_images(16)
     assert np.array_equal(labels8, labels16) and small.shape == (1797, 8, 8)
@@ -233,3 +240,24 @@ def test_peak_gpu_memory_is_the_maximum_above_the_starting_level(monkeypatch):
     result, peak = peak_tensor_bytes(lambda: calls.append("fn") or "done", "cuda:0")
     assert (result, peak) == ("done", 4096)
     assert calls == ["sync", "reset", "base", "fn", "sync", "max"]
+
+
+def test_unknown_names_list_the_known_ones_in_full():
+    from paper_pipelines.pipelines.tca import digits_c
+    from paper_pipelines.pipelines.tca.baselines import make_method
+
+    with pytest.raises(
+        ValueError, match=r"^unknown TTA method 'cotta'; use one of source, bn, tent, t3a$"
+    ):
+        make_method("cotta", _identity_model(), tent_lr=1e-3, steps=1, t3a_filter_k=4)
+    with pytest.raises(
+        ValueError, match=r"^unknown proportions 'zipf'; use one of uniform, predicted, oracle$"
+    ):
+        class_proportions("zipf", 3)
+    with pytest.raises(ValueError, match=r"^proportions='oracle' needs the ground-truth labels$"):
+        class_proportions("oracle", 3)
+    expected = "unknown corruption 'snow'; Digits-C has: " + ", ".join(digits_c.CORRUPTIONS)
+    with pytest.raises(ValueError) as err:
+        digits_c.corrupt(np.zeros((1, 4, 4)), "snow", 1, seed=0)
+    assert str(err.value) == expected
+    assert expected.endswith("pixelate, jpeg_compression")

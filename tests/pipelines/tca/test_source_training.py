@@ -105,7 +105,12 @@ def test_to_float_images_adds_the_channel_axis_and_scales_uint8():
 
 def test_small_cnn_head_has_the_requested_classes_and_width_16_by_default():
     assert build_model("small_cnn", 5, width=2).classifier.out_features == 5
+    assert build_model("small_cnn", 5, width=2).classifier.in_features == 4 * 2  # 4 w features
     assert build_model("small_cnn", 10).classifier.in_features == 4 * 16
+    assert build_model("small_cnn", 10).featurizer[0].in_channels == 1  # grey by default
+    default = SmallCNN()  # grey 16-wide CNN for the ten digits
+    assert default.featurizer[0].in_channels == 1 and default.featurizer[0].out_channels == 16
+    assert default.classifier.out_features == 10
     assert build_model("resnet50", 7).classifier.out_features == 7
 
 
@@ -132,7 +137,7 @@ def test_resnet_stages_halve_the_resolution_like_torchvision(depth):
         width = (128, 256, 512)[i] * expansion
         assert isinstance(proj[1], nn.BatchNorm2d) and proj[1].num_features == width
         assert proj[0].kernel_size == (1, 1) and proj[0].stride == (2, 2)
-        assert proj[0].out_channels == width
+        assert proj[0].out_channels == width and proj[0].bias is None
     if depth == 50:  # layer1 widens 64 -> 256 at stride 1
         assert trunk.layer1[0].downsample[0].stride == (1, 1)
         assert trunk.layer1[0].downsample[1].num_features == 256
@@ -203,6 +208,7 @@ def test_training_order_and_shifts_come_from_the_seed_alone():
 def test_resnet_defaults_to_depth_50_and_the_stem_is_torchvisions():
     net = ResNet(num_classes=2)
     assert isinstance(net.featurizer.layer1[0], _Bottleneck) and net.classifier.in_features == 2048
+    assert ResNet(depth=18).classifier.out_features == 10  # CIFAR-10 by default
     conv1 = ResNet(depth=18).featurizer.conv1
     assert (conv1.kernel_size, conv1.stride, conv1.padding) == ((7, 7), (2, 2), (3, 3))
     assert conv1.bias is None and conv1.in_channels == 3 and conv1.out_channels == 64
@@ -217,3 +223,31 @@ def test_small_cnn_halves_the_resolution_twice_with_bias_free_convolutions():
     assert sizes == [(2, 16, 16), (4, 8, 8), (8, 4, 4)]
     convs = [m for m in net.featurizer if isinstance(m, nn.Conv2d)]
     assert len(convs) == 3 and all(c.bias is None for c in convs)  # the norms carry the shifts
+    assert [c.kernel_size for c in convs] == [(3, 3)] * 3
+
+
+def test_labels_of_any_integer_dtype_are_accepted():
+    images = np.zeros((4, 1, 2, 2), dtype=np.float32)
+    log = train_source(
+        _fixed_model(), images, np.zeros(4, dtype=np.int32), epochs=1, lr=0.0, weight_decay=0.0,
+        batch_size=4, shift_px=0, seed=0,
+    )  # fmt: skip
+    assert log["history"][0]["train_acc"] == 1.0
+
+
+def test_weight_decay_reaches_the_optimiser():
+    """Images of 0.5 normalise to 0, so the head's weights get no gradient from the loss; only weight
+    decay (gradient wd * w) moves them, by lr on Adam's first step, towards 0."""
+    images = np.full((4, 1, 2, 2), 0.5, dtype=np.float32)
+    moved = {}
+    for wd in (0.0, 0.1):
+        model = _fixed_model()
+        with torch.no_grad():
+            model.classifier.weight.fill_(0.5)
+        train_source(
+            model, images, np.zeros(4, dtype=np.int64), epochs=1, lr=0.01, weight_decay=wd,
+            batch_size=4, shift_px=0, seed=0,
+        )  # fmt: skip
+        moved[wd] = model.classifier.weight.detach() - 0.5
+    assert torch.equal(moved[0.0], torch.zeros(2, 4))
+    assert torch.allclose(moved[0.1], torch.full((2, 4), -0.01), atol=1e-6)

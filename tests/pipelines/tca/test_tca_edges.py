@@ -10,9 +10,10 @@ import pytest
 import torch
 
 from paper_pipelines.pipelines.tca import data, digits_c
-from paper_pipelines.pipelines.tca.baselines import Tent
+from paper_pipelines.pipelines.tca.baselines import T3A, Tent
 from paper_pipelines.pipelines.tca.linear_tca import (
     check_features,
+    class_proportions,
     linear_tca,
     shrink_towards_target,
     solve_w_eig,
@@ -44,7 +45,8 @@ def test_two_pseudo_source_rows_are_enough_for_a_covariance():
 def test_the_mean_alignment_fall_back_says_why_in_full(caplog):
     z, logits, head = _problem()
     with caplog.at_level(logging.WARNING, logger="paper_pipelines.pipelines.tca.linear_tca"):
-        linear_tca(z, logits, head, 3, filter_k=1, proportion=torch.tensor([1.0, 0.0, 0.0]))
+        one = linear_tca(z, logits, head, 3, filter_k=1, proportion=torch.tensor([1.0, 0.0, 0.0]))
+    assert one.mu_s.shape == (1, 4)  # the one row's mean, kept as a row like mu_t
     assert [r.getMessage() for r in caplog.records] == [
         "only 1 pseudo-source sample(s) selected (filter_k=1): covariance undefined, "
         "using mean alignment only (W = I)"
@@ -61,7 +63,7 @@ def test_identity_fall_back_keeps_float64():
 def test_exactly_as_many_samples_as_classes_is_accepted():
     check_features(torch.zeros(3, 2), torch.zeros(3, 3), 3)  # no error
     with pytest.raises(ValueError, match="TCA got 2 test samples but the model has 3 classes"):
-        check_features(torch.zeros(2, 2), torch.zeros(2, 3), 3)
+        check_features(torch.zeros(2, 5), torch.zeros(2, 3), 3)
 
 
 def test_embeddings_must_be_a_matrix_even_with_the_right_length():
@@ -119,3 +121,54 @@ def test_tent_exposes_the_models_head():
     model.featurizer = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.LayerNorm(2))
     model.classifier = torch.nn.Linear(2, 2)
     assert Tent(model, lr=1e-3).classifier is model.classifier
+
+
+def test_shrinkage_is_relative_for_a_covariance_below_unit_scale():
+    """C_t = I / 2, C_s = I, eps = 0.1: shrinkage eps tr(C)/d is 0.05 for C_t and 0.1 for C_s, so both
+    eigenvalues grow by 10 % and W = sqrt(1.1 / 0.55) I = sqrt(2) I."""
+    eye = torch.eye(2, dtype=torch.float64)
+    W = solve_w_eig(eye / 2, eye, eps=0.1)
+    assert torch.allclose(W, 2**0.5 * eye, atol=1e-12)
+
+
+def test_predicted_proportions_without_logits_say_so_in_full():
+    with pytest.raises(ValueError, match=r"^proportions='predicted' needs the logits$"):
+        class_proportions("predicted", 3)
+
+
+def _identity_head_model() -> FeaturizerClassifier:
+    model = FeaturizerClassifier()
+    model.featurizer, model.classifier = torch.nn.Identity(), torch.nn.Linear(2, 2)
+    with torch.no_grad():
+        model.classifier.weight.copy_(torch.eye(2))
+        model.classifier.bias.zero_()
+    return model
+
+
+def test_t3a_keeps_the_100_most_confident_supports_per_class_by_default():
+    """The official filter_K = 100: 150 rows of class 0 (z = (k, 0), more confident with k) and the two
+    warm supports (head rows e0, e1) leave 100 supports of class 0 and 1 of class 1."""
+    model = _identity_head_model()
+    t3a = T3A(model)
+    assert t3a.filter_k == 100 and t3a.classifier is model.classifier
+    z = torch.stack([torch.arange(1.0, 151.0), torch.zeros(150)], dim=1)
+    t3a(z)
+    assert t3a.labels.argmax(1).tolist() == [0] * 100 + [1]
+    assert t3a.supports[:100, 0].min() == 51.0  # the 100 largest k: lowest entropy
+
+
+def test_an_eigenvalue_of_exactly_1e_7_times_the_largest_counts_as_zero():
+    info: dict = {}
+    solve_w_eig(
+        torch.diag(torch.tensor([1.0, 1e-7], dtype=torch.float64)), torch.eye(2), 1e-3, info
+    )
+    assert info["singular_target"] == 1
+
+
+def test_oracle_proportions_with_a_single_sample_of_class_0():
+    """Labels 0, 1, 1: n_0 = 1, so r = (1, 2, 0)."""
+    assert class_proportions("oracle", 3, labels=torch.tensor([0, 1, 1])).tolist() == [
+        1.0,
+        2.0,
+        0.0,
+    ]
