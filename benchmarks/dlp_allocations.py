@@ -2,8 +2,10 @@
 
 Runs the real pipeline twice in the `bench` environment (outputs under data/bench/) and prints, per
 configuration: prune wall time, its ratio to uniform Wanda, actual sparsity and perplexity; plus the
-peak memory of each run from its run record. `--only lora` measures LoRA recovery (200 steps) instead.
-Usage: `python benchmarks/dlp_allocations.py [--only grid|sweep|lora]`.
+peak memory of each run from its run record. `--only lora` measures LoRA recovery (200 steps) instead;
+`--only mask_rule` prunes with SparseGPT (uniform S = 0.7, perplexity on the first 8 evaluation windows)
+under both of its mask rules, ours (`exact`, floor(s*n) per column block) and the released code's.
+Usage: `python benchmarks/dlp_allocations.py [--only grid|sweep|lora|mask_rule]`.
 Takes about 15-30 minutes on 2 cores.
 """
 
@@ -26,6 +28,16 @@ RUNS = {
     # LoRA recovery of the default pruned model (DLP + Wanda, S = 0.7), 200 steps of 4 x 256 tokens
     "lora": {"dlp": {"recovery": {"enabled": True}}},
 }
+# SparseGPT's mask rule (docs/papers/dlp.md, section 5d): the same uniform S = 0.7 prune, both rules
+MASK_RULES = ("exact", "released")
+for _rule in MASK_RULES:
+    RUNS[f"mask_rule_{_rule}"] = {
+        "dlp": {
+            # every allocation runs (the pipeline asks for the paper's four); uniform's row is read
+            "pruner": {"bases": ["sparsegpt"], "sparsegpt": {"mask_rule": _rule}},
+            "data": {"eval_windows": 8},
+        }
+    }  # fmt: skip
 
 
 def latest(path: Path) -> Path:
@@ -54,9 +66,25 @@ def run(name: str) -> tuple[pd.DataFrame, dict, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--only", choices=sorted(RUNS))
+    parser.add_argument(
+        "--only", choices=sorted({*RUNS, "mask_rule"} - {*map("mask_rule_{}".format, MASK_RULES)})
+    )
     args = parser.parse_args()
     load = os.getloadavg()[0]
+    if args.only == "mask_rule":
+        for rule in MASK_RULES:
+            results, _, wall = run(f"mask_rule_{rule}")
+            row = results[
+                (results.allocation == "uniform")
+                & (results.base == "sparsegpt")
+                & (results.target_sparsity == 0.7)
+            ].iloc[0]
+            print(
+                f"mask_rule={rule}: sparsity {row['actual_sparsity']:.6f}, perplexity "
+                f"{row['perplexity']:.2f} (dense {row['dense_perplexity']:.2f}); wall {wall:.0f} s, "
+                f"load average at start {load:.1f}"
+            )
+        return
     for name in [args.only] if args.only else ["grid", "sweep"]:
         results, record, wall = run(name)
         if name == "lora":
