@@ -153,3 +153,12 @@ def test_relative_importance_is_float64_even_for_float32_scores():
     importance = relative_importance(np.array([1.0, 2.0], dtype=np.float32))
     assert importance.dtype == np.float64
     np.testing.assert_allclose(importance, [2 / 3, 1 / 3], rtol=1e-15)
+
+
+def test_a_negative_block_score_is_rejected_even_when_the_sum_is_positive():
+    with pytest.raises(ValueError, match="non-negative"):
+        relative_importance([2.0, -1.0])
+
+
+def test_constant_scores_give_one_sparsity_per_block():
+    assert dlp_sparsities([2.0] * 4, 0.6, 0.1).shape == (4,)

@@ -416,3 +416,10 @@ def test_outlier_ratio_of_float64_scores_keeps_their_digits():
     # all four would be 1 and none above
     scores = torch.tensor([1.0, 1.0, 1.0, 1.0 + 1e-12], dtype=torch.float64)
     assert outlier_ratio(scores, 1.0) == 25.0
+
+
+def test_row_and_magnitude_masks_break_ties_toward_the_lower_index():
+    # 64 equal scores at 0.5: the first 32 go (stable sort); an unstable sort would scatter them
+    assert row_mask(torch.zeros(1, 64), 0.5).tolist() == [[True] * 32 + [False] * 32]
+    layer = linear_with(torch.ones(2, 32))
+    assert prune_magnitude(layer, 0.5).tolist() == [[True] * 32, [False] * 32]

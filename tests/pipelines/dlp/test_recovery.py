@@ -175,3 +175,28 @@ def test_lora_recovery_logs_and_times_itself(caplog):
         f"LoRA recovery: perplexity {result['ppl_before']:.2f} -> {result['ppl_after']:.2f} "
         f"in {result['seconds']:.0f} s"
     )
+
+
+def test_a_weight_of_exactly_one_is_not_a_pruned_weight():
+    # only the zeros before LoRA are the pruned weights; weights that happen to be 1 are kept ones
+    torch.manual_seed(0)
+    model = tiny_llama()
+    for block in model.model.layers:
+        block.mlp.down_proj.weight.data[:, ::2] = 0  # pruned
+        block.mlp.down_proj.weight.data[:, 1::4] = 1  # kept, and still 1 after LoRA
+    result = lora_recovery(
+        model, torch.randint(0, 64, (200,)), torch.randint(0, 64, (2, 16)), 2, 0,
+        steps=1, batch=2, seqlen=16, lr=1e-2, rank=2, lora_alpha=4, dropout=0.0,
+    )  # fmt: skip
+    assert result["masks_intact"] is True
+
+
+def test_the_missing_parameter_error_names_at_most_three():
+    w = torch.tensor([[0.0, 1.0]])
+    wrapped = torch.nn.Module()
+    wrapped.proj = Wrapped(w.clone())
+    zero_before = {f"p{i}.weight": pack_mask(w == 0) for i in range(5)}
+    with pytest.raises(
+        ValueError, match=r"missing after LoRA: \['p0.weight', 'p1.weight', 'p2.weight'\]$"
+    ):
+        pruned_weights_still_zero(wrapped, zero_before)
