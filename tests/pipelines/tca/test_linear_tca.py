@@ -24,17 +24,11 @@ from paper_pipelines.pipelines.tca.linear_tca import (
     transform_embeddings,
 )
 from paper_pipelines.pipelines.tca.metrics import peak_tensor_bytes
+from tests.pipelines.tca.problems import linear_head_problem
 
 
 def _problem(n: int = 300, d: int = 8, c: int = 4, seed: int = 0):
-    g = torch.Generator().manual_seed(seed)
-    z = torch.randn(n, d, generator=g) @ torch.randn(d, d, generator=g) + 2.0
-    head = torch.nn.Linear(d, c)
-    with torch.no_grad():
-        head.weight.copy_(torch.randn(c, d, generator=g))
-        head.bias.zero_()
-        logits = head(z)
-    return z, logits, head
+    return linear_head_problem(n, d, c, seed, shift=2.0)
 
 
 def test_softmax_entropy_hand_values():

@@ -19,17 +19,11 @@ from paper_pipelines.pipelines.tca.metrics import (
     peak_tensor_bytes,
     state_fingerprint,
 )
+from tests.pipelines.tca.problems import linear_head_problem
 
 
 def _problem(n: int = 120, d: int = 4, c: int = 3, seed: int = 0):
-    g = torch.Generator().manual_seed(seed)
-    z = torch.randn(n, d, generator=g) @ torch.randn(d, d, generator=g) + 1.0
-    head = torch.nn.Linear(d, c)
-    with torch.no_grad():
-        head.weight.copy_(torch.randn(c, d, generator=g))
-        head.bias.copy_(torch.randn(c, generator=g))
-        logits = head(z)
-    return z, logits, head
+    return linear_head_problem(n, d, c, seed, random_bias=True)
 
 
 def test_eig_solver_regularises_a_singular_target_by_hand():

@@ -25,17 +25,11 @@ from paper_pipelines.pipelines.tca.linear_tca import (
 )
 from paper_pipelines.pipelines.tca.metrics import peak_tensor_bytes
 from paper_pipelines.pipelines.tca.source_model import FeaturizerClassifier
+from tests.pipelines.tca.problems import linear_head_problem
 
 
 def _problem(n: int = 300, d: int = 6, c: int = 3, seed: int = 0):
-    g = torch.Generator().manual_seed(seed)
-    z = torch.randn(n, d, generator=g) @ torch.randn(d, d, generator=g) + 1.0
-    head = torch.nn.Linear(d, c)
-    with torch.no_grad():
-        head.weight.copy_(torch.randn(c, d, generator=g))
-        head.bias.zero_()
-        logits = head(z)
-    return z, logits, head
+    return linear_head_problem(n, d, c, seed)
 
 
 def test_defaults_are_the_papers_k_20_and_20_adam_steps():

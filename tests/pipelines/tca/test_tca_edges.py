@@ -19,17 +19,11 @@ from paper_pipelines.pipelines.tca.linear_tca import (
     solve_w_eig,
 )
 from paper_pipelines.pipelines.tca.source_model import FeaturizerClassifier
+from tests.pipelines.tca.problems import linear_head_problem
 
 
 def _problem(n: int = 120, d: int = 4, c: int = 3, seed: int = 0, dtype=torch.float32):
-    g = torch.Generator().manual_seed(seed)
-    z = (torch.randn(n, d, generator=g) @ torch.randn(d, d, generator=g) + 1.0).to(dtype)
-    head = torch.nn.Linear(d, c).to(dtype)
-    with torch.no_grad():
-        head.weight.copy_(torch.randn(c, d, generator=g))
-        head.bias.zero_()
-        logits = head(z)
-    return z, logits, head
+    return linear_head_problem(n, d, c, seed, dtype=dtype)
 
 
 def test_two_pseudo_source_rows_are_enough_for_a_covariance():
