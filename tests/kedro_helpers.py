@@ -72,6 +72,11 @@ def fast_seed_params(slug: str) -> dict:
     return {f"{slug}.seed": seed}
 
 
+def log_messages(caplog: Any, logger: str) -> list[str]:
+    """The messages pytest's ``caplog`` captured from one logger, in order."""
+    return [r.getMessage() for r in caplog.records if r.name == logger]
+
+
 def versions_of(path: Path) -> list[str]:
     """Version folders of a versioned dataset stored at ``path`` (a folder named like the file)."""
     return sorted(p.name for p in path.iterdir() if p.is_dir()) if path.exists() else []

@@ -15,6 +15,7 @@ from paper_pipelines.pipelines.dlp.memory import PeakProbe, model_bytes
 from paper_pipelines.pipelines.dlp.metrics import perplexity
 from paper_pipelines.pipelines.dlp.parameters import AllocationParams, PrunerParams
 from paper_pipelines.pipelines.dlp.sequential import prune_sequentially
+from tests.kedro_helpers import log_messages
 from tests.pipelines.dlp.test_calibration import tiny_llama
 
 ALLOCATION = AllocationParams(target_sparsity=0.5)
@@ -258,9 +259,7 @@ def test_grid_logs_each_run(caplog, monkeypatch):
         base, calib, evaluation, SPARSITIES, PrunerParams(bases=["magnitude"]), ALLOCATION, 2, 2
     )
     rows = {row.allocation: row for row in runs.itertuples()}
-    lines = [
-        r.getMessage() for r in caplog.records if r.name == "paper_pipelines.pipelines.dlp.grid"
-    ]
+    lines = log_messages(caplog, "paper_pipelines.pipelines.dlp.grid")
     assert lines == [
         f"{method} + magnitude @ 0.50: actual sparsity {rows[method].actual_sparsity:.4f}, "
         f"perplexity {rows[method].perplexity:.2f}, peak memory n/a model copies"

@@ -4,6 +4,8 @@ import pytest
 import torch
 
 from paper_pipelines.pipelines.dlp.lm import ByteTokenizer, encode, train_tiny_llama
+from tests.kedro_helpers import log_messages
+from tests.pipelines.dlp.log_cases import EVERY_FIFTH_AND_THE_LAST
 
 
 def test_byte_tokens_are_utf8_bytes():
@@ -54,17 +56,7 @@ def test_tiny_llama_has_the_requested_shape_and_is_seeded():
 TEXT = "the quick brown fox jumps over the lazy dog. " * 20
 
 
-def logged_lines(caplog, logger: str) -> list[str]:
-    return [r.getMessage() for r in caplog.records if r.name == logger]
-
-
-@pytest.mark.parametrize(
-    ("steps", "logged"),
-    [
-        (7, [1, 2, 3, 4, 5, 6, 7]),  # 7 // 5 = 1: every step
-        (10, [1, 3, 5, 7, 9, 10]),  # 10 // 5 = 2: every 2nd step, and the last
-    ],
-)
+@pytest.mark.parametrize(("steps", "logged"), EVERY_FIFTH_AND_THE_LAST)
 def test_tiny_llama_logs_about_five_times_and_the_last_step(caplog, steps, logged):
     """The first loss of an untrained byte model is about ln 256 = 5.545 (near-uniform guesses)."""
     import logging
@@ -73,7 +65,7 @@ def test_tiny_llama_logs_about_five_times_and_the_last_step(caplog, steps, logge
     caplog.set_level(logging.INFO, logger="paper_pipelines.pipelines.dlp.lm")
     caplog.set_level(logging.INFO, logger="paper_pipelines.progress")
     train_tiny_llama(TEXT, 2, 16, 24, 2, steps, batch=2, seqlen=8, lr=1e-2, seed=0)
-    lines = logged_lines(caplog, "paper_pipelines.pipelines.dlp.lm")
+    lines = log_messages(caplog, "paper_pipelines.pipelines.dlp.lm")
     prefixes = [line.split(":")[0] for line in lines]
     assert prefixes == [f"tiny LM step {k}/{steps}" for k in logged]
     losses = [float(line.rsplit("loss ", 1)[1]) for line in lines]
@@ -82,7 +74,7 @@ def test_tiny_llama_logs_about_five_times_and_the_last_step(caplog, steps, logge
         line == f"{p}: loss {loss:.3f}"
         for line, p, loss in zip(lines, prefixes, losses, strict=True)
     )
-    done = logged_lines(caplog, "paper_pipelines.progress")
+    done = log_messages(caplog, "paper_pipelines.progress")
     assert done[-1].startswith(f"tiny LM training: {steps} done in ")
 
 

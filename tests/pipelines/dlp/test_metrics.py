@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from paper_pipelines.pipelines.dlp.metrics import perplexity, prunable_sparsity, zero_shot_accuracy
+from tests.kedro_helpers import log_messages
 from tests.pipelines.dlp.test_calibration import tiny_llama
 
 
@@ -101,8 +102,7 @@ def test_zero_shot_failure_is_reported_not_raised(monkeypatch):
 
 # ---------------------------------------------------------------- pinned by mutation testing (#29)
 def skip_messages(caplog) -> list[str]:
-    logger = "paper_pipelines.pipelines.dlp.metrics"
-    return [r.getMessage() for r in caplog.records if r.name == logger]
+    return log_messages(caplog, "paper_pipelines.pipelines.dlp.metrics")
 
 
 def test_every_skipped_zero_shot_is_logged_with_its_reason(monkeypatch, caplog):

@@ -5,6 +5,8 @@ import torch
 
 from paper_pipelines.pipelines.dlp.recovery import lora_recovery, pruned_weights_still_zero
 from paper_pipelines.pipelines.dlp.sequential import pack_mask
+from tests.kedro_helpers import log_messages
+from tests.pipelines.dlp.log_cases import EVERY_FIFTH_AND_THE_LAST
 from tests.pipelines.dlp.test_calibration import tiny_llama
 
 
@@ -113,17 +115,10 @@ def test_lora_windows_may_start_at_the_first_token():
 
 
 def lora_lines(caplog) -> list[str]:
-    logger = "paper_pipelines.pipelines.dlp.recovery"
-    return [r.getMessage() for r in caplog.records if r.name == logger]
+    return log_messages(caplog, "paper_pipelines.pipelines.dlp.recovery")
 
 
-@pytest.mark.parametrize(
-    ("steps", "logged"),
-    [
-        (7, [1, 2, 3, 4, 5, 6, 7]),  # 7 // 5 = 1: every step
-        (10, [1, 3, 5, 7, 9, 10]),  # 10 // 5 = 2: every 2nd step, and the last
-    ],
-)
+@pytest.mark.parametrize(("steps", "logged"), EVERY_FIFTH_AND_THE_LAST)
 def test_lora_logs_about_five_times_and_the_last_step(caplog, steps, logged):
     import logging
 
@@ -137,7 +132,7 @@ def test_lora_logs_about_five_times_and_the_last_step(caplog, steps, logged):
     assert [line.split(":")[0] for line in lines] == [f"LoRA step {k}/{steps}" for k in logged]
     for line in lines:  # the loss of a 64-token vocabulary model near its init: about ln 64 = 4.16
         assert line.startswith("LoRA step ") and 3.5 < float(line.rsplit(": loss ", 1)[1]) < 5.0
-    done = [r.getMessage() for r in caplog.records if r.name == "paper_pipelines.progress"]
+    done = log_messages(caplog, "paper_pipelines.progress")
     assert done[-1].startswith(f"LoRA recovery: {steps} done in ")
 
 
